@@ -1,0 +1,299 @@
+"""Settings: one flat model read from the environment, `.env` and an optional TOML policy file.
+
+Secrets (API keys, signing keys) come only from the environment or `.env`; the TOML policy file may hold
+limits, modes and backends but is rejected if it names a secret. Every field here is documented in
+docs/configuration.md, which `scripts/gen_docs.py` regenerates and a test keeps in sync.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ExecutionMode = Literal["auto", "direct", "tools", "rlm"]
+SandboxBackend = Literal["local", "daytona"]
+AuthMode = Literal["none", "token", "oidc"]
+
+DEFAULT_POLICY_FILE = Path("config/fleet.toml")
+
+# Fields that may never come from the TOML policy file (it is meant to be committed and shared).
+SECRET_FIELDS = frozenset(
+    {
+        "jwt_secret",
+        "secret_key",
+        "lm_api_key",
+        "delegate_lm_api_key",
+        "daytona_api_key",
+        "database_url",
+    }
+)
+
+
+class ConfigError(ValueError):
+    """A setting or the policy file is wrong; the message says which and what to do."""
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """Every user-visible setting. Environment names are `FLEET_<FIELD>` unless an alias says otherwise."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FLEET_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        populate_by_name=True,
+    )
+
+    # --- storage -------------------------------------------------------------------------------------------
+    data_dir: Path = Field(
+        default=Path("~/.fleet-rlm"),
+        description="Holds fleet.db (the SQLite default), workspaces/ and logs/.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "SQLAlchemy async URL. Empty means SQLite at <data_dir>/fleet.db. "
+            "Postgres: postgresql+asyncpg://user:pass@host:5432/db (run `fleet-rlm db upgrade` first)."
+        ),
+    )
+    config: Path | None = Field(
+        default=None,
+        description="Path of the TOML policy file (default config/fleet.toml when it exists).",
+    )
+
+    # --- server --------------------------------------------------------------------------------------------
+    host: str = Field(default="127.0.0.1", description="Address `fleet web` and `serve-api` bind to.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port `fleet web` and `serve-api` bind to.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Server log level."
+    )
+
+    # --- auth ----------------------------------------------------------------------------------------------
+    auth_mode: AuthMode = Field(
+        default="none",
+        description="none (one local user, loopback only), token (HS256 JWT) or oidc (JWKS).",
+    )
+    jwt_secret: SecretStr | None = Field(default=None, description="HS256 signing key for auth_mode=token.")
+    oidc_jwks_url: str | None = Field(default=None, description="JWKS URL for auth_mode=oidc.")
+    oidc_issuer: str | None = Field(default=None, description="Expected `iss` for auth_mode=oidc.")
+    oidc_audience: str | None = Field(default=None, description="Expected `aud` for auth_mode=oidc.")
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Fernet key encrypting stored API keys; when unset a 0600 key file is created in data_dir.",
+    )
+
+    # --- models (names users already know from dspy tooling) ----------------------------------------------
+    lm_model: str | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_LM_MODEL", "DSPY_LM_MODEL"),
+        description="Root model, any LiteLLM model string (env DSPY_LM_MODEL).",
+    )
+    lm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_LM_API_KEY", "DSPY_LLM_API_KEY", "DSPY_LM_API_KEY"),
+        description="API key of the root model (env DSPY_LLM_API_KEY).",
+    )
+    lm_api_base: str | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_LM_API_BASE", "DSPY_LM_API_BASE"),
+        description="Base URL of the root model's API (env DSPY_LM_API_BASE).",
+    )
+    delegate_lm_model: str | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_DELEGATE_LM_MODEL", "DSPY_DELEGATE_LM_MODEL"),
+        description="Sub-LM for llm_query and children (env DSPY_DELEGATE_LM_MODEL); defaults to the root model.",
+    )
+    delegate_lm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_DELEGATE_LM_API_KEY", "DSPY_DELEGATE_LM_API_KEY"),
+        description="API key of the sub-LM (env DSPY_DELEGATE_LM_API_KEY).",
+    )
+    delegate_lm_api_base: str | None = Field(
+        default=None,
+        validation_alias=_env("FLEET_DELEGATE_LM_API_BASE", "DSPY_DELEGATE_LM_API_BASE"),
+        description="Base URL of the sub-LM's API (env DSPY_DELEGATE_LM_API_BASE).",
+    )
+    lm_timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one LM request, seconds.")
+    lm_num_retries: int = Field(default=3, ge=0, description="Retries (with backoff) on 429/5xx/timeouts.")
+
+    # --- turns ---------------------------------------------------------------------------------------------
+    default_mode: ExecutionMode = Field(default="auto", description="Execution mode when a turn names none.")
+    max_iters: int = Field(default=20, ge=1, description="RLM iterations per turn.")
+    max_llm_calls: int = Field(default=200, ge=1, description="LM calls per turn, shared with children.")
+    max_depth: int = Field(default=2, ge=0, description="Deepest level of rlm_query children.")
+    turn_timeout_s: float = Field(default=1800.0, gt=0, description="Wall-clock limit of one turn, seconds.")
+    batch_concurrency: int = Field(default=8, ge=1, description="Parallel sub-LM calls in llm_query_batched.")
+    rlm_context_threshold_chars: int = Field(
+        default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
+    )
+    upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted upload.")
+    url_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1, description="Largest URL body fetched.")
+    url_allow_private: bool = Field(
+        default=False, description="Allow URL context from loopback and private addresses."
+    )
+
+    # --- sandbox -------------------------------------------------------------------------------------------
+    sandbox_backend: SandboxBackend = Field(default="local", description="local (default) or daytona.")
+    sandbox_require_isolation: bool = Field(
+        default=False, description="Refuse to run code when bubblewrap isolation is unavailable."
+    )
+    sandbox_memory_mb: int = Field(default=1024, ge=64, description="Address-space limit of a worker, MiB.")
+    sandbox_cpu_seconds: int = Field(default=600, ge=1, description="CPU-time limit of a worker, seconds.")
+    sandbox_max_processes: int = Field(default=64, ge=1, description="Process/thread limit inside a sandbox.")
+    sandbox_max_file_mb: int = Field(default=512, ge=1, description="Largest file a sandbox may write, MiB.")
+    sandbox_cell_timeout_s: float = Field(default=120.0, gt=0, description="Wall-clock limit of one cell.")
+    sandbox_output_max_chars: int = Field(
+        default=20_000, ge=100, description="Output kept per cell (head + tail; the rest is counted)."
+    )
+    sandbox_pool_size: int = Field(default=2, ge=0, description="Pre-started local workers kept warm.")
+    sandbox_idle_timeout_s: float = Field(
+        default=900.0, gt=0, description="A session's sandbox is released after this idle time."
+    )
+
+    # --- daytona -------------------------------------------------------------------------------------------
+    daytona_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("DAYTONA_API_KEY", "FLEET_DAYTONA_API_KEY"),
+        description="Daytona API key (env DAYTONA_API_KEY).",
+    )
+    daytona_api_url: str | None = Field(
+        default=None,
+        validation_alias=_env("DAYTONA_API_URL", "FLEET_DAYTONA_API_URL"),
+        description="Daytona API URL (env DAYTONA_API_URL).",
+    )
+    daytona_target: str | None = Field(
+        default=None,
+        validation_alias=_env("DAYTONA_TARGET", "FLEET_DAYTONA_TARGET"),
+        description="Daytona target region (env DAYTONA_TARGET).",
+    )
+    daytona_snapshot: str = Field(
+        default="fleet-rlm-worker", description="Snapshot with the worker baked in (daytona-snapshot)."
+    )
+    daytona_volume: str = Field(default="fleet-rlm-workspaces", description="Volume holding durable roots.")
+    daytona_network_block_all: bool = Field(default=True, description="Block all sandbox egress.")
+    daytona_network_allow_list: str | None = Field(
+        default=None, description="Comma-separated CIDRs sandboxes may reach (overrides block-all)."
+    )
+    daytona_auto_stop_minutes: int = Field(default=15, ge=0, description="Stop idle sandboxes after this.")
+    daytona_auto_delete_minutes: int = Field(default=60, ge=-1, description="Delete stopped sandboxes after.")
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand_data_dir(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, dotenv_settings, PolicyFileSource(settings_cls))
+
+    # --- derived -------------------------------------------------------------------------------------------
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.data_dir / 'fleet.db'}"
+
+    @property
+    def database_kind(self) -> Literal["sqlite", "postgresql"]:
+        return "sqlite" if self.resolved_database_url.startswith("sqlite") else "postgresql"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.data_dir / "workspaces"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def model_configured(self) -> bool:
+        return bool(self.lm_model)
+
+
+class PolicyFileSource(PydanticBaseSettingsSource):
+    """Reads the TOML policy file; `[sandbox] backend = "local"` maps to the flat field `sandbox_backend`."""
+
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        self._values = load_policy_file(policy_file_path())
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self._values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+def policy_file_path() -> Path | None:
+    explicit = os.environ.get("FLEET_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"FLEET_CONFIG points at {path}, which is not a file; fix the path or unset it.")
+        return path
+    return DEFAULT_POLICY_FILE if DEFAULT_POLICY_FILE.is_file() else None
+
+
+def load_policy_file(path: Path | None) -> dict[str, Any]:
+    """Flatten one level of TOML tables into field names and refuse secrets and unknown keys."""
+    if path is None:
+        return {}
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read policy file {path}: {exc}") from exc
+    flat: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            for sub_key, sub_value in value.items():
+                flat[f"{key}_{sub_key}"] = sub_value
+        else:
+            flat[key] = value
+    known = set(Settings.model_fields)
+    for name in flat:
+        if name in SECRET_FIELDS:
+            raise ConfigError(
+                f"policy file {path} sets '{name}', a secret; set it in the environment instead."
+            )
+        if name not in known:
+            raise ConfigError(f"policy file {path} has unknown setting '{name}'; see docs/configuration.md.")
+    return flat
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from every source; raises ConfigError with a one-line message on bad input."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "settings"
+        raise ConfigError(f"invalid setting {where}: {first.get('msg')}") from exc
+
+
+def env_names(field_name: str) -> list[str]:
+    """The environment variable names that set a field, for docs and error messages."""
+    info = Settings.model_fields[field_name]
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [f"FLEET_{field_name.upper()}"]
