@@ -1,0 +1,77 @@
+"""`Database`: the engine and session factory the app holds for its lifetime, plus a health check.
+
+The API owns one instance (built in its lifespan via `open_database`), hands sessions to repositories and
+calls `dispose()` on shutdown. Nothing is created at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from fleet_rlm.store import migrate
+from fleet_rlm.store.engine import create_engine, session_factory
+from fleet_rlm.store.urls import Backend, backend_of, normalize_url
+
+
+class Database:
+    """Engine + sessionmaker for one URL. Repositories flush; callers own the transaction."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = normalize_url(url)
+        self.backend: Backend = backend_of(self.url)
+        self.engine: AsyncEngine = create_engine(self.url, echo=echo)
+        self.sessionmaker: async_sessionmaker[AsyncSession] = session_factory(self.engine)
+
+    def session(self) -> AsyncSession:
+        """A new session (use as `async with db.session() as s:`); commit yourself."""
+        return self.sessionmaker()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A session inside a transaction: commits on success, rolls back on error."""
+        async with self.sessionmaker() as session, session.begin():
+            yield session
+
+    async def check(self) -> dict[str, Any]:
+        """Health: never raises. Keys: backend, reachable, current, head, at_head, error."""
+        code_head = migrate.head()
+        result: dict[str, Any] = {
+            "backend": self.backend,
+            "reachable": False,
+            "current": None,
+            "head": code_head,
+            "at_head": False,
+            "error": None,
+        }
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+                result["reachable"] = True
+                current = await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
+        except Exception as exc:  # health checks report, they do not raise
+            result["error"] = f"{type(exc).__name__}: {exc}"
+            return result
+        result["current"] = current
+        result["at_head"] = current == code_head
+        return result
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+async def open_database(url: str, *, echo: bool = False) -> Database:
+    """Open the database the startup way: SQLite migrates itself to head, Postgres must already be there.
+
+    Raises SchemaBehindError / SchemaUnknownError (Postgres behind, or a schema newer than the code).
+    """
+    if backend_of(url) == "sqlite":
+        await migrate.ensure_sqlite_schema_async(url)
+    else:
+        await migrate.assert_at_head_async(url)
+    return Database(url, echo=echo)

@@ -1,0 +1,52 @@
+"""Async engine and session factory.
+
+SQLite gets WAL (readers never block the writer), enforced foreign keys (off by default in SQLite) and a busy
+timeout so concurrent writers queue instead of failing with "database is locked". Postgres gets a bounded,
+pre-pinged pool so a restarted database does not hand out dead connections.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
+from sqlalchemy.pool import NullPool
+
+from fleet_rlm.store.urls import backend_of, normalize_url
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> AsyncEngine:
+    """An AsyncEngine for `url` (sqlite or postgresql; sync driver names are upgraded to async ones).
+
+    `pooled=False` gives a NullPool engine for one-off work such as migrations.
+    """
+    url = normalize_url(url)
+    kwargs: dict[str, Any] = {"echo": echo}
+    if not pooled:
+        kwargs["poolclass"] = NullPool
+    elif backend_of(url) == "postgresql":
+        kwargs.update(pool_size=5, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)
+    engine = _create_async_engine(url, **kwargs)
+    if backend_of(url) == "sqlite":
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded attributes after commit (async code cannot lazy-load expired ones)."""
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)

@@ -1,0 +1,161 @@
+"""Alembic, driven from code: upgrade/downgrade/current/head plus the startup policies.
+
+Policies: the SQLite default migrates itself on start (`ensure_sqlite_schema`); Postgres never does, startup
+calls `assert_at_head` and the operator runs `fleet-rlm db upgrade`. The Alembic Config is built here
+(script_location + url), so nothing depends on the working directory or alembic.ini. Alembic's command API is
+sync: the async variants hand it a connection through `Connection.run_sync`; the sync wrappers run those on a
+fresh event loop (in a worker thread when the caller already runs one), so the CLI and the app share one path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy.engine import Connection
+
+from fleet_rlm.store.engine import create_engine
+from fleet_rlm.store.errors import SchemaBehindError, SchemaUnknownError
+from fleet_rlm.store.urls import backend_of, normalize_url, sqlite_path
+
+T = TypeVar("T")
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../fleet_rlm
+
+
+def migrations_dir() -> Path:
+    """`fleet_rlm/_migrations` in an installed wheel, else `<repo>/migrations` in a source checkout."""
+    for candidate in (_PACKAGE_DIR / "_migrations", _PACKAGE_DIR.parents[1] / "migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise FileNotFoundError(f"migrations not found next to {_PACKAGE_DIR}: reinstall fleet-rlm")
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """A Config pointing at our migrations; `url` (if given) becomes `sqlalchemy.url`."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    if url is not None:
+        cfg.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    return cfg
+
+
+def head() -> str:
+    """The single head revision of the code's migrations."""
+    rev = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if rev is None:
+        raise RuntimeError("no migration revisions found")
+    return rev
+
+
+def is_known_revision(revision: str) -> bool:
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+async def _on_connection(url: str, fn: Callable[[Connection], T]) -> T:
+    """Run `fn(sync_connection)` in one committed transaction on a throwaway NullPool engine.
+
+    On SQLite foreign keys are switched off for the connection (batch mode recreates tables, which would
+    otherwise cascade deletes); the engine is disposed afterwards so no such connection is ever reused.
+    """
+    engine = create_engine(url, pooled=False)
+    try:
+        async with engine.connect() as conn:
+            if backend_of(url) == "sqlite":
+                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            result = await conn.run_sync(fn)
+            await conn.commit()
+            return result
+    finally:
+        await engine.dispose()
+
+
+def _command(url: str, action: Callable[[Config], None]) -> Callable[[Connection], None]:
+    def run(connection: Connection) -> None:
+        cfg = alembic_config(url)
+        cfg.attributes["connection"] = connection
+        action(cfg)
+
+    return run
+
+
+async def upgrade_async(url: str, revision: str = "head") -> None:
+    await _on_connection(url, _command(url, lambda cfg: command.upgrade(cfg, revision)))
+
+
+async def downgrade_async(url: str, revision: str) -> None:
+    await _on_connection(url, _command(url, lambda cfg: command.downgrade(cfg, revision)))
+
+
+async def current_async(url: str) -> str | None:
+    """The revision stamped in the database, None when it was never migrated."""
+    return await _on_connection(url, lambda conn: MigrationContext.configure(conn).get_current_revision())
+
+
+async def assert_at_head_async(url: str) -> str:
+    """Return the head revision, or raise SchemaBehindError / SchemaUnknownError."""
+    code_head = head()
+    rev = await current_async(url)
+    if rev == code_head:
+        return rev
+    if rev is not None and not is_known_revision(rev):
+        raise SchemaUnknownError(rev, code_head)
+    raise SchemaBehindError(rev, code_head)
+
+
+async def ensure_sqlite_schema_async(url: str) -> str:
+    """Create the SQLite file's directory and upgrade to head if behind; returns the head revision."""
+    if backend_of(url) != "sqlite":
+        raise ValueError("ensure_sqlite_schema only migrates SQLite; Postgres needs `fleet-rlm db upgrade`")
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    code_head = head()
+    rev = await current_async(url)
+    if rev == code_head:
+        return rev
+    if rev is not None and not is_known_revision(rev):
+        raise SchemaUnknownError(rev, code_head)
+    await upgrade_async(url, "head")
+    return code_head
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, even if this thread already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    _run(upgrade_async(url, revision))
+
+
+def downgrade(url: str, revision: str) -> None:
+    _run(downgrade_async(url, revision))
+
+
+def current(url: str) -> str | None:
+    return _run(current_async(url))
+
+
+def assert_at_head(url: str) -> str:
+    return _run(assert_at_head_async(url))
+
+
+def ensure_sqlite_schema(url: str) -> str:
+    return _run(ensure_sqlite_schema_async(url))

@@ -1,0 +1,32 @@
+"""Every table, imported here so `metadata` is complete for Alembic and `create_all`."""
+
+from fleet_rlm.store.base import metadata
+from fleet_rlm.store.models.chat import ATTACHMENT_KINDS, Artifact, Attachment, ChatSession, Turn
+from fleet_rlm.store.models.identity import ROLES, LlmProfile, RoleBinding, User, Workspace, WsTicket
+from fleet_rlm.store.models.optimize import OPTIMIZATION_STATUSES, Dataset, OptimizationRun, ProgramVersion
+from fleet_rlm.store.models.runs import RATINGS, RUN_STATUSES, TERMINAL_STATUSES, Run, RunEvent, TraceFeedback
+
+__all__ = [
+    "ATTACHMENT_KINDS",
+    "OPTIMIZATION_STATUSES",
+    "RATINGS",
+    "ROLES",
+    "RUN_STATUSES",
+    "TERMINAL_STATUSES",
+    "Artifact",
+    "Attachment",
+    "ChatSession",
+    "Dataset",
+    "LlmProfile",
+    "OptimizationRun",
+    "ProgramVersion",
+    "RoleBinding",
+    "Run",
+    "RunEvent",
+    "TraceFeedback",
+    "Turn",
+    "User",
+    "Workspace",
+    "WsTicket",
+    "metadata",
+]

@@ -1,0 +1,82 @@
+"""Offline optimization: datasets, GEPA optimization runs and the program versions they produce."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field
+
+from fleet_rlm.store.base import (
+    StoreModel,
+    created_field,
+    fk_field,
+    id_field,
+    in_check,
+    int_field,
+    json_field,
+    str_field,
+    text_field,
+    time_field,
+    updated_field,
+)
+
+OPTIMIZATION_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
+
+
+class Dataset(StoreModel, table=True):
+    """Examples for one module: small ones inline in `rows`, large ones in a JSONL file at `path`."""
+
+    __tablename__ = "datasets"
+
+    id: str = id_field()
+    user_id: str = fk_field("users.id", index=False)  # covered by uq(user_id, module, name)
+    module: str = str_field(255)
+    name: str = str_field(255)
+    row_count: int = int_field(default=0)
+    path: str | None = text_field()
+    rows: list[dict[str, Any]] | None = json_field(nullable=True)
+    created_at: datetime = created_field()
+    updated_at: datetime = updated_field()
+
+    __table_args__ = (sa.UniqueConstraint("user_id", "module", "name"),)
+
+
+class OptimizationRun(StoreModel, table=True):
+    """One GEPA run over a dataset; `program_version` names the version it produced, if any."""
+
+    __tablename__ = "optimization_runs"
+
+    id: str = id_field()
+    user_id: str = fk_field("users.id")
+    module: str = str_field(255, index=True)
+    dataset_id: str | None = fk_field("datasets.id", ondelete="SET NULL", nullable=True)
+    status: str = str_field(16, default="queued")
+    config: dict[str, Any] = json_field()
+    progress: dict[str, Any] = json_field()
+    scores: dict[str, Any] = json_field()
+    error: dict[str, Any] | None = json_field(nullable=True)
+    program_version: str | None = str_field(255, default=None, nullable=True)
+    created_at: datetime = created_field()
+    updated_at: datetime = updated_field()
+    finished_at: datetime | None = time_field()
+
+    __table_args__ = (in_check("status", OPTIMIZATION_STATUSES, name="status"),)
+
+
+class ProgramVersion(StoreModel, table=True):
+    """A saved (optimized) program of a module; at most one per module is meant to be `promoted`."""
+
+    __tablename__ = "program_versions"
+
+    id: str = id_field()
+    module: str = str_field(255)
+    version: str = str_field(64)
+    path: str | None = text_field()
+    program: dict[str, Any] | None = json_field(nullable=True)
+    manifest: dict[str, Any] = json_field()
+    promoted: bool = Field(default=False, nullable=False, sa_type=sa.Boolean())
+    created_at: datetime = created_field()
+
+    __table_args__ = (sa.UniqueConstraint("module", "version"),)

@@ -1,0 +1,52 @@
+"""Small SQL helpers shared by repositories (dialect-specific statements live only here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import SQLModel
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing; `total` counts all matches so clients can render pagination."""
+
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+class Unset:
+    """Marker for "leave this field as it is" in update functions (None may be a real value)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = Unset()
+
+
+async def insert_ignoring_conflict(
+    session: AsyncSession, row: SQLModel, *, conflict_columns: list[str]
+) -> bool:
+    """INSERT `row` unless it violates the unique index on `conflict_columns`; True if it was inserted.
+
+    Used for get-or-create under concurrency: unlike try/except IntegrityError it never aborts the
+    surrounding transaction (which Postgres would otherwise poison).
+    """
+    table: Any = row.__table__  # type: ignore[attr-defined]
+    values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
+    dialect = session.get_bind().dialect.name
+    stmt: Any
+    if dialect == "postgresql":
+        stmt = postgresql.insert(table).values(values).on_conflict_do_nothing(index_elements=conflict_columns)
+    else:
+        stmt = sqlite.insert(table).values(values).on_conflict_do_nothing(index_elements=conflict_columns)
+    result: Any = await session.execute(stmt)
+    return bool(result.rowcount)

@@ -1,0 +1,180 @@
+"""Runs: creation with idempotency keys, the status state machine, heartbeats, cancel requests.
+
+Status changes are single conditional UPDATEs (`WHERE status IN allowed`), so two replicas racing to
+finish or cancel a run cannot both win, and a terminal run never changes again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from fleet_rlm.store.errors import IdempotencyConflictError, InvalidTransitionError, NotFoundError
+from fleet_rlm.store.models import RUN_STATUSES, TERMINAL_STATUSES, Run
+from fleet_rlm.store.repos._sql import insert_ignoring_conflict
+from fleet_rlm.store.types import utcnow
+
+# target status -> statuses it may be entered from
+ALLOWED_FROM: dict[str, frozenset[str]] = {
+    "queued": frozenset({"interrupted"}),
+    "running": frozenset({"queued", "interrupted"}),
+    "succeeded": frozenset({"running"}),
+    "failed": frozenset({"queued", "running", "interrupted"}),
+    "cancelled": frozenset({"queued", "running", "interrupted"}),
+    "interrupted": frozenset({"queued", "running"}),
+}
+
+
+async def create_run(
+    session: AsyncSession,
+    *,
+    user_id: str,
+    session_id: str,
+    turn_id: str | None = None,
+    execution_mode: str = "auto",
+    idempotency_key: str | None = None,
+    input_fingerprint: str | None = None,
+    budgets: dict[str, Any] | None = None,
+    program_version: str | None = None,
+) -> tuple[Run, bool]:
+    """Create a queued run; returns (run, created).
+
+    With an `idempotency_key` already used by this user: the earlier run is returned with created=False
+    when the fingerprints match, else IdempotencyConflictError is raised.
+    """
+    row = Run(
+        user_id=user_id,
+        session_id=session_id,
+        turn_id=turn_id,
+        execution_mode=execution_mode,
+        idempotency_key=idempotency_key,
+        input_fingerprint=input_fingerprint,
+        budgets=budgets or {},
+        program_version=program_version,
+    )
+    if idempotency_key is None:
+        session.add(row)
+        await session.flush()
+        return row, True
+    inserted = await insert_ignoring_conflict(session, row, conflict_columns=["user_id", "idempotency_key"])
+    result = await session.execute(
+        select(Run).where(col(Run.user_id) == user_id, col(Run.idempotency_key) == idempotency_key)
+    )
+    existing = result.scalar_one()
+    if inserted:
+        return existing, True
+    if existing.input_fingerprint != input_fingerprint:
+        raise IdempotencyConflictError(idempotency_key)
+    return existing, False
+
+
+async def get_run(session: AsyncSession, *, run_id: str, user_id: str | None = None) -> Run | None:
+    """The run, or None; with `user_id` a run of another user is also None."""
+    run = await session.get(Run, run_id, populate_existing=True)
+    if run is None or (user_id is not None and run.user_id != user_id):
+        return None
+    return run
+
+
+async def list_runs(session: AsyncSession, *, session_id: str, limit: int = 50) -> list[Run]:
+    """Newest first."""
+    result = await session.execute(
+        select(Run)
+        .where(col(Run.session_id) == session_id)
+        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
+        .limit(limit)
+    )
+    return list(result.scalars())
+
+
+async def set_run_status(
+    session: AsyncSession,
+    *,
+    run_id: str,
+    status: str,
+    owner: str | None = None,
+    error: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None,
+) -> Run:
+    """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError."""
+    if status not in RUN_STATUSES:
+        raise ValueError(f"unknown run status {status!r}; expected one of {', '.join(RUN_STATUSES)}")
+    now = utcnow()
+    values: dict[str, Any] = {"status": status}
+    if status == "running":
+        values.update(started_at=now, heartbeat_at=now, finished_at=None)
+    elif status == "queued":
+        values.update(finished_at=None, owner=None)
+    else:
+        values["finished_at"] = now
+    if owner is not None:
+        values["owner"] = owner
+    if error is not None:
+        values["error"] = error
+    if usage is not None:
+        values["usage"] = usage
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[status]))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    run = await session.get(Run, run_id, populate_existing=True)
+    if run is None:
+        raise NotFoundError("run", run_id)
+    if not result.rowcount:
+        raise InvalidTransitionError(run_id, run.status, status)
+    return run
+
+
+async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
+    """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
+    conditions = [col(Run.id) == run_id, col(Run.status) == "running"]
+    if owner is not None:
+        conditions.append(col(Run.owner) == owner)
+    result: Any = await session.execute(
+        update(Run)
+        .where(*conditions)
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
+
+
+async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
+    """Record a durable cancel request any replica can see; False if the run already finished."""
+    result: Any = await session.execute(
+        update(Run)
+        .where(
+            col(Run.id) == run_id,
+            col(Run.status).not_in(TERMINAL_STATUSES),
+            col(Run.cancel_requested_at).is_(None),
+        )
+        .values(cancel_requested_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount:
+        return True
+    run = await session.get(Run, run_id, populate_existing=True)
+    return run is not None and run.status not in TERMINAL_STATUSES
+
+
+async def list_stale_runs(session: AsyncSession, *, older_than: datetime, limit: int = 100) -> list[Run]:
+    """Running runs whose last heartbeat (or creation, if none) is before `older_than`: their owner died."""
+    result = await session.execute(
+        select(Run)
+        .where(
+            col(Run.status) == "running",
+            or_(
+                col(Run.heartbeat_at) < older_than,
+                and_(col(Run.heartbeat_at).is_(None), col(Run.created_at) < older_than),
+            ),
+        )
+        .order_by(col(Run.heartbeat_at))
+        .limit(limit)
+    )
+    return list(result.scalars())

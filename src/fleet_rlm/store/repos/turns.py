@@ -1,0 +1,46 @@
+"""Turns of a session: numbered 0, 1, 2... in the order they were added."""
+
+from __future__ import annotations
+
+from sqlalchemy import func
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from fleet_rlm.store.models import Turn
+from fleet_rlm.store.repos._sql import UNSET
+
+
+async def add_turn(session: AsyncSession, *, session_id: str, user_message: str) -> Turn:
+    """Append a turn with the next index; a concurrent append for the same session fails on the unique
+    (session_id, index) constraint rather than silently reordering turns."""
+    last = await session.execute(select(func.max(Turn.index)).where(col(Turn.session_id) == session_id))
+    current = last.scalar_one_or_none()
+    row = Turn(session_id=session_id, index=0 if current is None else current + 1, user_message=user_message)
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def get_turn(session: AsyncSession, *, turn_id: str) -> Turn | None:
+    return await session.get(Turn, turn_id)
+
+
+async def list_turns(session: AsyncSession, *, session_id: str) -> list[Turn]:
+    result = await session.execute(
+        select(Turn).where(col(Turn.session_id) == session_id).order_by(col(Turn.index))
+    )
+    return list(result.scalars())
+
+
+async def update_turn(
+    session: AsyncSession, *, turn_id: str, answer: str | None = UNSET, run_id: str | None = UNSET
+) -> Turn | None:
+    row = await session.get(Turn, turn_id)
+    if row is None:
+        return None
+    if answer is not UNSET:
+        row.answer = answer
+    if run_id is not UNSET:
+        row.run_id = run_id
+    await session.flush()
+    return row

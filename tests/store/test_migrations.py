@@ -1,0 +1,182 @@
+"""Migrations: upgrade, downgrade and re-upgrade, no drift between models and migrated schema, the startup
+policies (SQLite self-migrates, Postgres refuses to start behind head) and their exact messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import Connection
+
+from fleet_rlm.store import (
+    Database,
+    SchemaBehindError,
+    SchemaUnknownError,
+    create_engine,
+    migrate,
+    open_database,
+)
+from fleet_rlm.store.models import metadata
+
+EXPECTED_TABLES = {
+    "users",
+    "workspaces",
+    "sessions",
+    "turns",
+    "runs",
+    "run_events",
+    "attachments",
+    "artifacts",
+    "llm_profiles",
+    "role_bindings",
+    "ws_tickets",
+    "trace_feedback",
+    "datasets",
+    "optimization_runs",
+    "program_versions",
+}
+
+
+async def _tables(url: str) -> set[str]:
+    engine = create_engine(url, pooled=False)
+    try:
+        async with engine.connect() as conn:
+            return set(await conn.run_sync(lambda c: sa.inspect(c).get_table_names()))
+    finally:
+        await engine.dispose()
+
+
+async def _drift(url: str) -> list[object]:
+    def diff(conn: Connection) -> list[object]:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return list(compare_metadata(context, metadata))
+
+    engine = create_engine(url, pooled=False)
+    try:
+        async with engine.connect() as conn:
+            return await conn.run_sync(diff)
+    finally:
+        await engine.dispose()
+
+
+def test_migrations_dir_is_found_without_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert (migrate.migrations_dir() / "env.py").is_file()
+    assert migrate.head() == "0001"
+
+
+async def test_upgrade_downgrade_upgrade(db_url: str, is_sqlite: bool) -> None:
+    if is_sqlite:
+        Path(db_url.split("///", 1)[1]).parent.mkdir(parents=True)
+    assert await migrate.current_async(db_url) is None
+
+    await migrate.upgrade_async(db_url)
+    assert await migrate.current_async(db_url) == migrate.head()
+    assert await _tables(db_url) >= EXPECTED_TABLES
+
+    await migrate.downgrade_async(db_url, "base")
+    assert await migrate.current_async(db_url) is None
+    assert (await _tables(db_url)) & EXPECTED_TABLES == set()
+
+    await migrate.upgrade_async(db_url, "head")
+    assert await migrate.current_async(db_url) == migrate.head()
+    assert await _tables(db_url) >= EXPECTED_TABLES
+
+
+async def test_models_match_migrated_schema(db: Database) -> None:
+    assert await _drift(db.url) == []
+    await migrate.downgrade_async(db.url, "base")  # the comparison does see a missing schema
+    assert {diff[0] for diff in await _drift(db.url) if isinstance(diff, tuple)} >= {"add_table"}
+
+
+async def test_check_reports_reachable_and_at_head(db: Database) -> None:
+    report = await db.check()
+    assert report["reachable"] is True
+    assert report["current"] == report["head"] == migrate.head()
+    assert report["at_head"] is True
+    assert report["error"] is None
+
+
+async def test_check_reports_behind_and_unreachable(db: Database, tmp_path: Path) -> None:
+    await migrate.downgrade_async(db.url, "base")
+    report = await db.check()
+    assert report["reachable"] is True and report["current"] is None and report["at_head"] is False
+
+    missing = Database(f"sqlite+aiosqlite:///{tmp_path / 'no-such-dir' / 'x.db'}")
+    try:
+        report = await missing.check()
+    finally:
+        await missing.dispose()
+    assert report["reachable"] is False and report["at_head"] is False and report["error"]
+
+
+async def test_assert_at_head_on_empty_and_behind_database(db_url: str, is_sqlite: bool) -> None:
+    if is_sqlite:
+        Path(db_url.split("///", 1)[1]).parent.mkdir(parents=True)
+    head = migrate.head()
+    with pytest.raises(SchemaBehindError) as empty:
+        await migrate.assert_at_head_async(db_url)
+    assert str(empty.value) == f"database schema is at empty, code needs {head}: run `fleet-rlm db upgrade`"
+    assert empty.value.code == "schema_behind"
+
+    await migrate.upgrade_async(db_url)
+    assert await migrate.assert_at_head_async(db_url) == head
+
+    await _stamp(db_url, "0000_older")
+    with pytest.raises(SchemaUnknownError) as unknown:
+        await migrate.assert_at_head_async(db_url)
+    assert unknown.value.code == "schema_unknown"
+    assert "0000_older" in str(unknown.value)
+
+
+async def _stamp(url: str, revision: str) -> None:
+    engine = create_engine(url, pooled=False)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(sa.text("UPDATE alembic_version SET version_num = :r"), {"r": revision})
+    finally:
+        await engine.dispose()
+
+
+def test_sync_helpers_from_sync_code(db_url: str, is_sqlite: bool) -> None:
+    """The CLI path: plain sync calls, no event loop running."""
+    if is_sqlite:
+        Path(db_url.split("///", 1)[1]).parent.mkdir(parents=True)
+    with pytest.raises(SchemaBehindError, match=r"^database schema is at empty, code needs 0001: run "):
+        migrate.assert_at_head(db_url)
+    migrate.upgrade(db_url)
+    assert migrate.current(db_url) == migrate.head()
+    assert migrate.assert_at_head(db_url) == migrate.head()
+    migrate.downgrade(db_url, "base")
+    assert migrate.current(db_url) is None
+
+
+def test_ensure_sqlite_schema_creates_dir_and_migrates(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'nested' / 'data' / 'fleet.db'}"
+    assert migrate.ensure_sqlite_schema(url) == migrate.head()
+    assert (tmp_path / "nested" / "data" / "fleet.db").is_file()
+    assert migrate.ensure_sqlite_schema(url) == migrate.head()  # idempotent
+    assert migrate.current(url) == migrate.head()
+
+
+def test_ensure_sqlite_schema_refuses_postgres() -> None:
+    with pytest.raises(ValueError, match="fleet-rlm db upgrade"):
+        migrate.ensure_sqlite_schema("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+
+
+async def test_open_database_follows_the_backend_policy(db_url: str, is_sqlite: bool) -> None:
+    if is_sqlite:
+        database = await open_database(db_url)  # migrates itself, creating the directory
+        try:
+            assert (await database.check())["at_head"] is True
+        finally:
+            await database.dispose()
+    else:
+        with pytest.raises(SchemaBehindError):
+            await open_database(db_url)
+        await migrate.upgrade_async(db_url)
+        database = await open_database(db_url)
+        await database.dispose()
