@@ -17,8 +17,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import httpx
-
 from fleet_rlm.testing.fake_lm_types import FakeResponse, ResponseLike
 
 
@@ -105,6 +103,8 @@ class FakeLMProcess:
 
     def push(self, *responses: ResponseLike) -> int:
         """Queue responses in the child; returns how many are pending."""
+        import httpx  # lazily: keeps the CLI's start-up (which imports this package) fast
+
         payload = [_wire(r) for r in responses]
         reply = httpx.post(f"{self.url}/_fake/responses", content=json.dumps(payload), timeout=10)
         reply.raise_for_status()
@@ -112,6 +112,8 @@ class FakeLMProcess:
 
     def requests(self) -> list[dict[str, Any]]:
         """The child's request log (``RecordedRequest.to_dict`` form)."""
+        import httpx
+
         reply = httpx.get(f"{self.url}/_fake/requests", timeout=10)
         reply.raise_for_status()
         return list(reply.json()["requests"])
