@@ -120,6 +120,7 @@ def test_rate_limit_error_with_retry_after(lm: FakeLMServer, client: httpx.Clien
     reply = client.post(f"{lm.base_url}/chat/completions", json=chat())
     assert reply.status_code == 429
     assert reply.headers["retry-after"] == "3"
+    assert reply.headers["retry-after-ms"] == "3000"
     assert reply.json()["error"]["type"] == "rate_limit_error"
     again = client.post(f"{lm.base_url}/chat/completions", json=chat())
     assert again.json()["choices"][0]["message"]["content"] == "after the limit"
@@ -321,3 +322,14 @@ async def test_usable_from_async_tests() -> None:
     async with FakeLMServer(["async ok"]) as lm, httpx.AsyncClient() as c:
         reply = await c.post(f"{lm.base_url}/chat/completions", json=chat())
         assert reply.json()["choices"][0]["message"]["content"] == "async ok"
+
+
+def test_max_recorded_keeps_newest(client: httpx.Client) -> None:
+    with FakeLMServer(max_recorded=2) as lm:
+        for i in range(5):
+            client.post(f"{lm.base_url}/chat/completions", json=chat(f"m{i}"))
+        assert [r.last_user_text for r in lm.requests] == ["m3", "m4"]
+        assert [r.index for r in lm.requests] == [3, 4]
+        assert len(lm.wait_for_requests(5, timeout_s=1)) == 2
+        with pytest.raises(TimeoutError):
+            lm.wait_for_requests(6, timeout_s=0.05)

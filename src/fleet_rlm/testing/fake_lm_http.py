@@ -200,6 +200,7 @@ class FakeLMHttpServer:
         extra = list(response.headers.items())
         if response.retry_after is not None:
             extra.append(("retry-after", f"{response.retry_after:g}"))
+            extra.append(("retry-after-ms", str(round(response.retry_after * 1000))))
         if response.raw is not None:
             return await self._send_json(writer, response.status, response.raw, keep, extra)
         if response.is_error:

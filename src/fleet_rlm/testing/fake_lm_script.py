@@ -41,15 +41,18 @@ class FakeLMScript:
         rules: Sequence[Rule] = (),
         default: ResponseLike = DEFAULT_TEXT,
         latency_s: float = 0.0,
+        max_recorded: int | None = None,
     ) -> None:
+        """``max_recorded`` keeps only the newest N requests in the log (long benchmarks); None keeps all."""
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._queue: deque[FakeResponse] = deque(to_response(r) for r in responses)
         self._rules: list[Rule] = list(rules)
         self._default = to_response(default)
         self._latency_s = float(latency_s)
-        self._log: list[RecordedRequest] = []
-        self._count = 0
+        self._log: deque[RecordedRequest] = deque(maxlen=max_recorded)
+        self._count = 0  # requests ever received: the next RecordedRequest.index
+        self._seen = 0  # requests received since the last clear/reset (wait_for_requests counts these)
 
     # -- scripting -------------------------------------------------------------------------------------
     def push(self, *responses: ResponseLike) -> None:
@@ -94,6 +97,7 @@ class FakeLMScript:
             self._queue.clear()
             self._rules.clear()
             self._log.clear()
+            self._seen = 0
 
     # -- serving ---------------------------------------------------------------------------------------
     def record(self, method: str, path: str, body: Any, headers: Mapping[str, str]) -> RecordedRequest:
@@ -107,6 +111,7 @@ class FakeLMScript:
                 timestamp=time.time(),
             )
             self._count += 1
+            self._seen += 1
             self._log.append(request)
             self._arrived.notify_all()
         return request
@@ -143,15 +148,16 @@ class FakeLMScript:
         """Forget recorded requests (the queue and rules stay)."""
         with self._lock:
             self._log.clear()
+            self._seen = 0
 
     def wait_for_requests(self, count: int, timeout_s: float = 10.0) -> list[RecordedRequest]:
-        """Block until at least ``count`` requests are in the log; raises TimeoutError otherwise."""
+        """Block until ``count`` requests arrived since the last clear; raises TimeoutError otherwise."""
         deadline = time.monotonic() + timeout_s
         with self._arrived:
-            while len(self._log) < count:
+            while self._seen < count:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(f"fake LM saw {len(self._log)} of {count} expected requests")
+                    raise TimeoutError(f"fake LM saw {self._seen} of {count} expected requests")
                 self._arrived.wait(remaining)
             return list(self._log)
 

@@ -40,9 +40,12 @@ class FakeLMServer:
         model: str = DEFAULT_MODEL,
         stream_chunk_chars: int = 24,
         script: FakeLMScript | None = None,
+        max_recorded: int | None = None,
     ) -> None:
         all_rules = [rule, *rules] if rule is not None else list(rules)
-        self.script = script or FakeLMScript(responses, rules=all_rules, default=default, latency_s=latency_s)
+        self.script = script or FakeLMScript(
+            responses, rules=all_rules, default=default, latency_s=latency_s, max_recorded=max_recorded
+        )
         self.host = host
         self.model = model
         self._requested_port = port
