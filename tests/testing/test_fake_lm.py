@@ -1,4 +1,4 @@
-"""The fake LM over plain HTTP (httpx): wire shapes, streaming, scripting, errors, recording, concurrency."""
+"""The fake LM over plain HTTP (httpx): wire shapes, streaming, errors, latency, hanging, other endpoints."""
 
 from __future__ import annotations
 
@@ -12,11 +12,8 @@ import httpx
 import pytest
 
 from fleet_rlm.testing import (
-    DEFAULT_TEXT,
     FakeLMServer,
     FakeResponse,
-    RecordedRequest,
-    contains_rule,
     estimate_tokens,
 )
 
@@ -97,24 +94,6 @@ def test_stream_without_include_usage_has_no_usage_chunk(lm: FakeLMServer, clien
     assert all(p["choices"] and "usage" not in p for p in payloads[:-1])
 
 
-def test_queue_is_fifo_then_default(client: httpx.Client) -> None:
-    with FakeLMServer(["one", "two"], default="fallback") as lm:
-        answers = [
-            client.post(f"{lm.base_url}/chat/completions", json=chat()).json()["choices"][0]["message"][
-                "content"
-            ]
-            for _ in range(4)
-        ]
-        assert answers == ["one", "two", "fallback", "fallback"]
-        assert lm.pending == 0
-
-
-def test_default_text_explains_empty_queue(lm: FakeLMServer, client: httpx.Client) -> None:
-    reply = client.post(f"{lm.base_url}/chat/completions", json=chat())
-    assert reply.json()["choices"][0]["message"]["content"] == DEFAULT_TEXT
-    assert "push" in DEFAULT_TEXT.lower()
-
-
 def test_rate_limit_error_with_retry_after(lm: FakeLMServer, client: httpx.Client) -> None:
     lm.push(FakeResponse.rate_limited(retry_after=3), "after the limit")
     reply = client.post(f"{lm.base_url}/chat/completions", json=chat())
@@ -190,82 +169,6 @@ def test_latency_global_and_per_response(client: httpx.Client) -> None:
         assert time.perf_counter() - start >= 0.3
 
 
-def test_requests_are_recorded(lm: FakeLMServer, client: httpx.Client) -> None:
-    before = time.time()
-    client.post(f"{lm.base_url}/chat/completions", json=chat("first", temperature=0.5))
-    client.post(f"{lm.base_url}/chat/completions", json={**chat("second", stream=True), "model": "other"})
-    recorded = lm.requests
-    assert [r.index for r in recorded] == [0, 1]
-    first, last = recorded[0], lm.last_request
-    assert isinstance(last, RecordedRequest)
-    assert first.messages == [{"role": "user", "content": "first"}]
-    assert first.json["temperature"] == 0.5 and first.model == "fake-model" and not first.stream
-    assert last.model == "other" and last.stream and last.last_user_text == "second"
-    assert first.path == "/v1/chat/completions" and first.method == "POST"
-    assert before <= first.timestamp <= last.timestamp
-    assert first.response is not None and first.response.content == DEFAULT_TEXT
-    lm.clear()
-    assert lm.requests == [] and lm.last_request is None
-
-
-def test_message_parts_count_as_text(lm: FakeLMServer, client: httpx.Client) -> None:
-    parts = [{"type": "text", "text": "look at"}, {"type": "image_url", "image_url": {"url": "x"}}]
-    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": parts}]
-    client.post(f"{lm.base_url}/chat/completions", json={"model": "m", "messages": messages})
-    request = lm.last_request
-    assert request is not None
-    assert request.system_text == "be brief" and request.last_user_text == "look at"
-    assert request.text == "be brief\nlook at"
-
-
-def test_rules_come_before_queue_and_may_pass(client: httpx.Client) -> None:
-    rule = contains_rule({"magic": "42"}, where="last_user")
-    with FakeLMServer(["queued"], rule=rule) as lm:
-        url = f"{lm.base_url}/chat/completions"
-        assert (
-            client.post(url, json=chat("the magic word")).json()["choices"][0]["message"]["content"] == "42"
-        )
-        assert client.post(url, json=chat("plain")).json()["choices"][0]["message"]["content"] == "queued"
-
-
-def test_async_rule_and_failing_rule(lm: FakeLMServer, client: httpx.Client) -> None:
-    async def echo(request: RecordedRequest) -> str | None:
-        await asyncio.sleep(0)
-        return f"echo: {request.last_user_text}" if request.last_user_text != "fail" else None
-
-    def fail(request: RecordedRequest) -> str:
-        raise RuntimeError("rule exploded")
-
-    lm.add_rule(echo)
-    lm.add_rule(fail)
-    url = f"{lm.base_url}/chat/completions"
-    assert client.post(url, json=chat("ping")).json()["choices"][0]["message"]["content"] == "echo: ping"
-    broken = client.post(url, json=chat("fail"))
-    assert broken.status_code == 500
-    assert broken.json()["error"]["code"] == "fake_lm.rule_failed"
-    assert "rule exploded" in broken.json()["error"]["message"]
-
-
-def test_concurrent_requests_each_get_one_answer() -> None:
-    count = 60
-    with FakeLMServer([f"answer-{i}" for i in range(count)], latency_s=0.05) as lm:
-
-        async def one(c: httpx.AsyncClient, i: int) -> str:
-            reply = await c.post(f"{lm.base_url}/chat/completions", json=chat(f"q{i}"))
-            return str(reply.json()["choices"][0]["message"]["content"])
-
-        async def run() -> list[str]:
-            limits = httpx.Limits(max_connections=count)
-            async with httpx.AsyncClient(timeout=30, limits=limits) as c:
-                return await asyncio.gather(*(one(c, i) for i in range(count)))
-
-        answers = asyncio.run(run())
-        assert sorted(answers) == sorted(f"answer-{i}" for i in range(count))
-        assert sorted(r.index for r in lm.requests) == list(range(count))
-        assert {r.last_user_text for r in lm.requests} == {f"q{i}" for i in range(count)}
-        assert lm.pending == 0
-
-
 def test_choices_n(lm: FakeLMServer, client: httpx.Client) -> None:
     lm.push("same")
     body = client.post(f"{lm.base_url}/chat/completions", json=chat(n=3)).json()
@@ -305,31 +208,7 @@ def test_chunked_request_body(lm: FakeLMServer, client: httpx.Client) -> None:
     assert lm.last_request is not None and lm.last_request.last_user_text == "chunked upload"
 
 
-def test_control_api(lm: FakeLMServer, client: httpx.Client) -> None:
-    pushed = client.post(f"{lm.url}/_fake/responses", json=["a", {"content": "b", "delay_s": 0}])
-    assert pushed.json() == {"pending": 2}
-    client.post(f"{lm.base_url}/chat/completions", json=chat("x"))
-    log = client.get(f"{lm.url}/_fake/requests").json()["requests"]
-    assert len(log) == 1 and log[0]["body"]["messages"][0]["content"] == "x"
-    bad = client.post(f"{lm.url}/_fake/responses", json={"nonsense": 1})
-    assert bad.status_code == 400 and "fake_lm.bad_script" in bad.json()["error"]["message"]
-    assert client.post(f"{lm.url}/_fake/reset").json() == {"pending": 0}
-    assert lm.requests == []
-    assert client.get(f"{lm.url}/health").json()["status"] == "ok"
-
-
 async def test_usable_from_async_tests() -> None:
     async with FakeLMServer(["async ok"]) as lm, httpx.AsyncClient() as c:
         reply = await c.post(f"{lm.base_url}/chat/completions", json=chat())
         assert reply.json()["choices"][0]["message"]["content"] == "async ok"
-
-
-def test_max_recorded_keeps_newest(client: httpx.Client) -> None:
-    with FakeLMServer(max_recorded=2) as lm:
-        for i in range(5):
-            client.post(f"{lm.base_url}/chat/completions", json=chat(f"m{i}"))
-        assert [r.last_user_text for r in lm.requests] == ["m3", "m4"]
-        assert [r.index for r in lm.requests] == [3, 4]
-        assert len(lm.wait_for_requests(5, timeout_s=1)) == 2
-        with pytest.raises(TimeoutError):
-            lm.wait_for_requests(6, timeout_s=0.05)
