@@ -1,0 +1,97 @@
+"""Sandboxed Python REPLs for `dspy.RLM`: DSPy's `CodeInterpreter` over a persistent worker.
+
+Public entry point: `interpreter_factory(backend="local", **options)` returns a zero-argument callable for
+`dspy.RLM(sig, interpreter_factory=...)`. The callable carries `execution_instructions` (RLM puts it in the
+action prompt) and is deliberately not itself a `CodeInterpreter` (dspy rejects such factories).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import InvalidInput
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter, execution_instructions
+from fleet_rlm.sandbox.launcher import IsolationUnavailable, resolve_isolation
+from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.pool import SandboxPool
+from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
+from fleet_rlm.sandbox.status import isolation_level, sandbox_status
+
+__all__ = [
+    "GUEST_ROOT",
+    "InterpreterFactory",
+    "IsolationUnavailable",
+    "SandboxInterpreter",
+    "SandboxOptions",
+    "SandboxPool",
+    "WorkspaceRoots",
+    "ensure_roots",
+    "interpreter_factory",
+    "isolation_level",
+    "sandbox_status",
+]
+
+
+class InterpreterFactory:
+    """Zero-argument callable creating one `SandboxInterpreter` per RLM forward."""
+
+    def __init__(
+        self,
+        options: SandboxOptions,
+        *,
+        pool: SandboxPool | None = None,
+        session_id: str | None = None,
+        workspace_id: str | None = None,
+    ) -> None:
+        self.options = options
+        self.pool = pool
+        self.session_id = session_id
+        self.workspace_id = workspace_id or options.workspace_id
+        self.isolation = resolve_isolation(options)  # refuses early when isolation is required but missing
+        guest_root = (
+            GUEST_ROOT if self.isolation == "bubblewrap" else str(options.workspaces_dir / self.workspace_id)
+        )
+        self.execution_instructions = execution_instructions(options, self.isolation, guest_root)
+
+    def __call__(self) -> SandboxInterpreter:
+        return SandboxInterpreter(
+            options=self.options, pool=self.pool, session_id=self.session_id, workspace_id=self.workspace_id
+        )
+
+    def status(self) -> dict[str, Any]:
+        return sandbox_status("local")
+
+
+def interpreter_factory(
+    backend: str = "local",
+    *,
+    settings: Settings | None = None,
+    data_dir: Path | str | None = None,
+    pool: SandboxPool | None = None,
+    session_id: str | None = None,
+    workspace_id: str | None = None,
+    **options: Any,
+) -> InterpreterFactory:
+    """Build the factory `dspy.RLM(interpreter_factory=...)` takes.
+
+    `options` are `SandboxOptions` fields (isolation="reduced" forces reduced mode, require_isolation=True
+    refuses without bubblewrap, cell_timeout_s, memory_mb, batch_concurrency, ...). `data_dir` or `settings`
+    locate `<data_dir>/workspaces/<workspace_id>`; a `pool` makes leases warm and per-session.
+    """
+    if backend != "local":
+        raise InvalidInput(
+            f"sandbox backend {backend!r} is not available here",
+            code="sandbox_backend_unknown",
+            action="use backend='local' (the daytona backend is provided separately)",
+        )
+    if pool is not None:
+        resolved = pool.options.with_changes(**options) if options else pool.options
+    elif settings is not None:
+        resolved = SandboxOptions.from_settings(settings, **options)
+    elif data_dir is not None:
+        resolved = SandboxOptions(data_dir=Path(data_dir), **options)
+    else:
+        resolved = SandboxOptions.from_settings(Settings(), **options)
+    return InterpreterFactory(resolved, pool=pool, session_id=session_id, workspace_id=workspace_id)

@@ -1,0 +1,258 @@
+"""`SandboxInterpreter`: DSPy's `CodeInterpreter` protocol over a sandboxed worker session.
+
+Error split (what `dspy.RLM` expects): the model's code failing -> `CodeExecutionError` (fed back to the
+model); invalid syntax -> `SyntaxError`; a sandbox broken beyond repair -> `CodeInterpreterError`.
+A worker that dies mid-session (killed after a timeout, `os._exit`, CPU limit) is replaced and the model is
+told through a `CodeExecutionError` that its REPL state was reset; only after `max_resets` is it terminal.
+The dspy facade (installed by RLM through `execute`) is replayed into a replacement worker.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import keyword
+import threading
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError, FinalOutput
+from dspy.utils.callback import BaseCallback, with_callbacks
+
+from fleet_rlm.errors import FleetError
+from fleet_rlm.sandbox.bridge import HostBridge
+from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
+
+if TYPE_CHECKING:
+    from fleet_rlm.sandbox.pool import SandboxPool
+
+RESERVED = frozenset({"SUBMIT", "__builtins__", "ToolError", "WORKSPACE_ROOT"})
+FACADE_TOKEN_VAR = "__dspy_host_token"  # dspy.primitives.facade.HOST_TOKEN_VAR: marks the facade install
+
+
+def execution_instructions(options: SandboxOptions, isolation: str, guest_root: str) -> str:
+    where = (
+        "inside a bubblewrap sandbox (no network, private /tmp, only the workspace is writable)"
+        if isolation == "bubblewrap"
+        else "in a local subprocess with resource limits only (reduced isolation)"
+    )
+    return (
+        f"Code runs as CPython {where}. Globals, imports and functions persist across executions. "
+        f"WORKSPACE_ROOT ({guest_root}) holds memory/ (MEMORIES.md), artifacts/, buffers/ and meta/, "
+        "which persist across sessions; the working directory is WORKSPACE_ROOT. Host tools, llm_query, "
+        "llm_query_batched and SUBMIT are global functions; a failing host call raises ToolError. "
+        f"Each execution may run {options.cell_timeout_s:g} s (then KeyboardInterrupt; state is kept) and "
+        f"output beyond {options.output_max_chars} characters is elided in the middle."
+    )
+
+
+class SandboxInterpreter:
+    """One RLM forward's REPL. With a pool and a session id, the worker and its state outlive `shutdown`."""
+
+    def __init__(
+        self,
+        tools: dict[str, Callable[..., Any]] | None = None,
+        output_fields: list[dict[str, Any]] | None = None,
+        *,
+        options: SandboxOptions,
+        pool: SandboxPool | None = None,
+        session_id: str | None = None,
+        workspace_id: str | None = None,
+        callbacks: list[BaseCallback] | None = None,
+    ) -> None:
+        self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        self.output_fields = output_fields
+        self.options = options
+        self.callbacks = list(callbacks or [])
+        self.workspace_id = workspace_id or options.workspace_id
+        self._pool = pool
+        self._session_id = session_id
+        self._session: WorkerSession | None = None
+        self._bridge = HostBridge(
+            self.tools,
+            self.invoke_tool,
+            call_concurrency=options.call_concurrency,
+            batch_concurrency=options.batch_concurrency,
+        )
+        self._lock = threading.Lock()
+        self._setup_cells: list[tuple[str, dict[str, Any]]] = []
+        self._resets = 0
+        self._ended = False
+
+    @property
+    def execution_instructions(self) -> str:
+        session = self._session
+        isolation = session.isolation if session else "bubblewrap"
+        return execution_instructions(
+            self.options, isolation, session.guest_root if session else "/workspace"
+        )
+
+    @property
+    def isolation(self) -> str | None:
+        return self._session.isolation if self._session else None
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+    @with_callbacks
+    def start(self) -> None:
+        if self._ended:
+            raise CodeInterpreterError("this sandbox interpreter was shut down; create a new one")
+        if self._session is None:
+            self._session = self._acquire()
+
+    def _acquire(self) -> WorkerSession:
+        try:
+            if self._pool is not None:
+                return self._pool.lease(self._session_id, self.workspace_id)
+            session = WorkerSession(self.options, self.workspace_id)
+            session.wait_ready()
+            return session
+        except FleetError as exc:
+            raise CodeInterpreterError(
+                f"[{exc.code}] {exc.message} — {exc.action or ''}".rstrip(" —")
+            ) from exc
+        except WorkerLost as exc:
+            raise CodeInterpreterError(f"sandbox unavailable: {exc.reason}") from exc
+
+    @with_callbacks
+    def shutdown(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        session, self._session = self._session, None
+        if session is not None:
+            if self._pool is not None:
+                self._pool.release(self._session_id, session)
+            else:
+                session.close()
+        self._bridge.close()
+
+    def __enter__(self) -> SandboxInterpreter:
+        self.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.shutdown()
+
+    # --- tools ---------------------------------------------------------------------------------------------
+    @with_callbacks
+    def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Run one host tool for guest code (callbacks see it as `on_interpreter_tool_call_*`)."""
+        return self.tools[tool_name](*args, **kwargs)
+
+    # --- execution -----------------------------------------------------------------------------------------
+    def __call__(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        return self.execute(code, variables)
+
+    @with_callbacks
+    def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        if not self._lock.acquire(blocking=False):
+            raise CodeInterpreterError("this sandbox is already executing a cell")
+        try:
+            variables = dict(variables or {})
+            self._validate(code, variables)
+            self.start()
+            assert self._session is not None
+            result = self._run(self._session, code, variables)
+            if FACADE_TOKEN_VAR in variables and result.kind == "ok":
+                self._setup_cells.append((code, variables))
+            return self._to_dspy(result)
+        finally:
+            self._lock.release()
+
+    def _validate(self, code: str, variables: dict[str, Any]) -> None:
+        if not isinstance(code, str):
+            raise CodeInterpreterError("code must be a string")
+        bad = [
+            name
+            for name in [*self.tools, *variables]
+            if not isinstance(name, str)
+            or not name.isidentifier()
+            or keyword.iskeyword(name)
+            or name in RESERVED
+        ]
+        clash = sorted(set(self.tools) & set(variables))
+        if bad or clash:
+            raise CodeInterpreterError(
+                f"invalid tool/variable names {bad + clash}: use non-reserved identifiers"
+            )
+
+    def _run(self, session: WorkerSession, code: str, variables: dict[str, Any]) -> CellResult:
+        self._bridge.bind_context(contextvars.copy_context())
+        try:
+            result = session.run_cell(
+                code,
+                variables,
+                tools=self._bridge.guest_tool_names(),
+                output_fields=self.output_fields,
+                on_call=lambda frame: self._bridge.dispatch(frame, session.send),
+            )
+        except WorkerLost as lost:
+            self._replace_after(lost)
+        fatal, self._bridge.fatal = self._bridge.fatal, None
+        if fatal is not None:
+            raise fatal
+        return result
+
+    def _replace_after(self, lost: WorkerLost) -> Any:
+        """Discard the dead worker, start a fresh one (replaying setup cells), and tell the model."""
+        self._resets += 1
+        dead, self._session = self._session, None
+        if dead is not None and self._pool is not None:
+            self._pool.discard(self._session_id, dead)
+        if self._resets > self.options.max_resets:
+            self._ended = True
+            raise CodeInterpreterError(f"sandbox lost {self._resets} times; giving up: {lost.reason}")
+        fresh = self._acquire()
+        self._session = fresh
+        for code, variables in self._setup_cells:
+            try:
+                replay = fresh.run_cell(
+                    code,
+                    variables,
+                    tools=self._bridge.guest_tool_names(),
+                    output_fields=self.output_fields,
+                    on_call=lambda frame: self._bridge.dispatch(frame, fresh.send),
+                )
+            except WorkerLost as exc:
+                raise CodeInterpreterError(f"replacement sandbox failed during setup: {exc.reason}") from exc
+            if replay.kind != "ok":
+                raise CodeInterpreterError("replacement sandbox failed to replay its setup code")
+        raise CodeExecutionError(
+            f"[sandbox reset] {lost.reason}. The sandbox was replaced and all REPL state (variables, "
+            "imports, functions) was lost; inputs are loaded again automatically and files under "
+            "WORKSPACE_ROOT are kept. "
+            "Re-run any setup you still need."
+        )
+
+    def _to_dspy(self, result: CellResult) -> Any:
+        header = result.header
+        if result.kind == "ok":
+            text = result.output
+            value = header.get("repr")
+            if value is not None:
+                text = f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{value}"
+            text = text.rstrip("\n")
+            return text or None
+        if result.kind == "final":
+            return FinalOutput(header.get("value"))
+        if result.kind == "syntax":
+            detail = (
+                f"<cell {header.get('cell')}>",
+                header.get("lineno"),
+                header.get("offset"),
+                header.get("text"),
+            )
+            raise SyntaxError(str(header.get("error")), detail)
+        error = str(header.get("error", ""))
+        if result.kind == "interrupted":
+            error = (
+                f"TimeoutError: the cell ran longer than {self.options.cell_timeout_s:g} s and was "
+                f"interrupted (REPL state is kept).\n{error}"
+            )
+        output = result.output.rstrip("\n")
+        raise CodeExecutionError(f"{output}\n{error}" if output else error)
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex

@@ -1,0 +1,211 @@
+"""Starts one local worker: bubblewrap argv (or a reduced-isolation subprocess), limits, pipes, privileges.
+
+Why it looks like this:
+- The worker applies rlimits itself (`--limits`, soft = hard) before any guest code runs, so no `preexec_fn`
+  (unsafe with the pool's threads) is needed and the Daytona backend reuses the same switch.
+- RLIMIT_NPROC never applies to uid 0. When the host runs as root, bubblewrap keeps CAP_SETUID/CAP_SETGID only
+  long enough for the worker to switch to a per-sandbox uid (then every capability is gone), so the process
+  limit contains fork bombs. As an ordinary user, the limit is the uid's current task count plus the budget.
+- Only what Python needs is bound read-only; the workspace is bound at /workspace; no host /tmp, /home,
+  /root, data dir or /proc. The network namespace has loopback only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from fleet_rlm.errors import Unavailable
+from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
+from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
+from fleet_rlm.sandbox.transport import PipeTransport
+
+WORKER_FILE = Path(__file__).with_name("worker.py")
+GUEST_WORKER = "/opt/fleet/worker.py"
+SANDBOX_GID = 1_499_999_999
+SANDBOX_UID_BASE = 1_500_000_000
+_uid_counter = itertools.count()
+
+
+class IsolationUnavailable(Unavailable):
+    code = "sandbox_isolation_unavailable"
+
+
+def resolve_isolation(options: SandboxOptions) -> IsolationLevel:
+    """The isolation a new sandbox gets; refuses when bubblewrap is required but unusable."""
+    wanted = options.isolation
+    available = bwrap_path() is not None
+    if wanted == "reduced" and not options.require_isolation:
+        return "reduced"
+    if available and wanted != "reduced":
+        return "bubblewrap"
+    if options.require_isolation or wanted == "bubblewrap":
+        raise IsolationUnavailable(
+            f"sandbox isolation is required but unavailable: {sandbox_status()['reason']}",
+            action="install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) "
+            "or set FLEET_SANDBOX_REQUIRE_ISOLATION=false to accept reduced isolation",
+        )
+    return "reduced"
+
+
+def python_executable() -> str:
+    """The base interpreter (a venv's python is a symlink to it); the worker needs only the stdlib."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def _uid_task_count(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry.name}/task"))
+    return count
+
+
+def _limits(options: SandboxOptions, nproc: int | None) -> str:
+    parts = {
+        "as": options.memory_mb * 1024 * 1024,
+        "cpu": options.cpu_seconds,
+        "fsize": options.max_file_mb * 1024 * 1024,
+        "nofile": 1024,
+        "core": 0,
+    }
+    if nproc is not None:
+        parts["nproc"] = nproc
+    return ",".join(f"{k}={v}" for k, v in parts.items())
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    for name in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"):
+        args += ["--ro-bind-try", name, name]
+    prefix = os.path.realpath(sys.base_prefix)
+    exe_dir = os.path.dirname(python_executable())
+    for path in (prefix, exe_dir):
+        if path.startswith("/usr/") or (path == exe_dir and exe_dir.startswith(prefix + "/")):
+            continue
+        args += [*_traversable_parents(path), "--ro-bind", path, path]
+    return args
+
+
+def _traversable_parents(path: str) -> list[str]:
+    """bwrap creates missing parents with mode 0700; the unprivileged worker must be able to traverse them."""
+    args: list[str] = []
+    parts = Path(path).parts[1:-1]
+    for depth in range(1, len(parts) + 1):
+        args += ["--perms", "0755", "--dir", "/" + "/".join(parts[:depth])]
+    return args
+
+
+def bwrap_argv(
+    bwrap: str, options: SandboxOptions, roots: WorkspaceRoots, worker_args: list[str], *, as_root: bool
+) -> list[str]:
+    if as_root:
+        # Root: no user namespace (it would keep kuid 0); keep only the caps the worker needs to drop its uid.
+        ns = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        ns, caps = ["--unshare-all"], ["--cap-drop", "ALL"]
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": GUEST_ROOT,
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "WORKSPACE_ROOT": GUEST_ROOT,
+    }
+    argv = [bwrap, *ns, "--die-with-parent", "--new-session", *caps, "--hostname", "sandbox", "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    argv += _system_binds()
+    argv += [*_traversable_parents(GUEST_WORKER), "--ro-bind", str(WORKER_FILE), GUEST_WORKER]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += ["--bind", str(roots.host_root), GUEST_ROOT, "--chdir", GUEST_ROOT]
+    return [*argv, python_executable(), "-I", "-B", GUEST_WORKER, *worker_args]
+
+
+@dataclass
+class LocalWorker:
+    """A running worker subprocess and its transport. `kill()` takes down everything it started."""
+
+    process: subprocess.Popen[bytes]
+    transport: PipeTransport
+    isolation: IsolationLevel
+    guest_root: str
+    roots: WorkspaceRoots
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        # bwrap: --die-with-parent takes the PID namespace down with the outer bwrap; reduced: the session.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        self.transport.close()
+
+
+def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> LocalWorker:
+    """Start a worker for one workspace. Returns before the worker is ready (see `session.WorkerSession`)."""
+    isolation = resolve_isolation(options)
+    as_root = os.geteuid() == 0
+    drop_uid = isolation == "bubblewrap" and as_root
+    roots = ensure_roots(
+        options.workspaces_dir,
+        workspace_id or options.workspace_id,
+        sandbox_gid=SANDBOX_GID if drop_uid else None,
+    )
+    to_worker_r, to_worker_w = os.pipe()
+    from_worker_r, from_worker_w = os.pipe()
+    worker_args = ["--in", str(to_worker_r), "--out", str(from_worker_w)]
+    nproc: int | None = None
+    if drop_uid:
+        uid = SANDBOX_UID_BASE + (os.getpid() % 100_000) * 1000 + next(_uid_counter) % 1000
+        worker_args += ["--uid", str(uid), "--gid", str(SANDBOX_GID)]
+        nproc = options.max_processes
+    elif not as_root:
+        nproc = _uid_task_count(os.getuid()) + options.max_processes
+    guest_root = GUEST_ROOT if isolation == "bubblewrap" else str(roots.host_root)
+    worker_args += ["--workspace", guest_root, "--limits", _limits(options, nproc)]
+    if isolation == "bubblewrap":
+        bwrap = bwrap_path()
+        assert bwrap is not None
+        argv, env, cwd = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root), None, None
+    else:
+        argv = [python_executable(), "-I", "-B", str(WORKER_FILE), *worker_args]
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root}
+        cwd = str(roots.host_root)
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(to_worker_r, from_worker_w),
+            env=env if env is not None else {},
+            cwd=cwd,
+            start_new_session=True,
+        )
+    finally:
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+    transport = PipeTransport(from_worker_r, to_worker_w)
+    return LocalWorker(process, transport, isolation, guest_root, roots)

@@ -1,0 +1,216 @@
+"""Pool of warm workers and per-session leases.
+
+bubblewrap binds the workspace when the process starts and nothing can be bound into it later without
+privileges, so a warm worker is always *for a workspace*. The pool keeps up to `size` ready spares for the
+most recently used workspaces (started in background threads; `prewarm` at server start), so a lease on a
+known workspace never pays a cold start, and the spare is refilled in the background after each lease.
+
+A session keeps its worker across turns (REPL state kept) until it has been idle for `idle_timeout_s`. If the
+session's worker is busy (a nested RLM in the same session) the lease is ephemeral: a fresh worker that is
+closed on release. Dead workers are dropped on lease; `shutdown()` kills every worker the pool started.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from fleet_rlm.sandbox.launcher import spawn_worker
+from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.session import Spawn, WorkerLost, WorkerSession
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Lease:
+    session: WorkerSession
+    busy: bool = True
+    last_used: float = field(default_factory=time.monotonic)
+
+
+class SandboxPool:
+    def __init__(
+        self,
+        options: SandboxOptions,
+        *,
+        size: int = 2,
+        idle_timeout_s: float = 900.0,
+        spawn: Spawn = spawn_worker,
+    ) -> None:
+        self.options = options
+        self.size = size
+        self.idle_timeout_s = idle_timeout_s
+        self._spawn = spawn
+        self._lock = threading.Lock()
+        self._spares: OrderedDict[str, list[WorkerSession]] = OrderedDict()
+        self._starting: dict[str, int] = {}
+        self._leases: dict[str, _Lease] = {}
+        self._closed = False
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._reaper = threading.Thread(target=self._reap_loop, name="sandbox-pool-reaper", daemon=True)
+        self._reaper.start()
+
+    # --- spares --------------------------------------------------------------------------------------------
+    def prewarm(self, workspace_id: str | None = None, *, wait: bool = False) -> None:
+        """Start spares for a workspace in the background (up to `size` in total, newest workspaces first)."""
+        workspace = workspace_id or self.options.workspace_id
+        threads = []
+        with self._lock:
+            if self._closed or self.size <= 0:
+                return
+            self._spares.setdefault(workspace, [])
+            self._spares.move_to_end(workspace)
+            missing = self.size - len(self._spares[workspace]) - self._starting.get(workspace, 0)
+            self._starting[workspace] = self._starting.get(workspace, 0) + max(missing, 0)
+            for _ in range(max(missing, 0)):
+                thread = threading.Thread(target=self._start_spare, args=(workspace,), daemon=True)
+                threads.append(thread)
+        for thread in threads:
+            thread.start()
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + threads
+        if wait:
+            for thread in threads:
+                thread.join()
+
+    def _start_spare(self, workspace: str) -> None:
+        try:
+            session = self._new_session(workspace)
+        except Exception as exc:
+            logger.warning("could not pre-start a sandbox for %s: %s", workspace, exc)
+            session = None
+        evicted: list[WorkerSession] = []
+        with self._lock:
+            self._starting[workspace] -= 1
+            if session is None:
+                return
+            if self._closed:
+                evicted.append(session)
+            else:
+                self._spares.setdefault(workspace, []).append(session)
+                evicted = self._trim_spares()
+        for extra in evicted:
+            extra.close()
+
+    def _trim_spares(self) -> list[WorkerSession]:
+        """Keep at most `size` spares, evicting the least recently used workspace's first."""
+        evicted: list[WorkerSession] = []
+        total = sum(len(v) for v in self._spares.values())
+        for workspace in list(self._spares):
+            while total > self.size and self._spares[workspace]:
+                evicted.append(self._spares[workspace].pop())
+                total -= 1
+        return evicted
+
+    def _new_session(self, workspace: str) -> WorkerSession:
+        session = WorkerSession(self.options, workspace, spawn=self._spawn)
+        session.wait_ready()
+        return session
+
+    # --- leases --------------------------------------------------------------------------------------------
+    def lease(self, session_id: str | None, workspace_id: str | None = None) -> WorkerSession:
+        """The session's warm worker, else a warm spare, else a cold start. Raises WorkerLost on failure."""
+        workspace = workspace_id or self.options.workspace_id
+        stale: list[WorkerSession] = []
+        with self._lock:
+            if self._closed:
+                raise WorkerLost("the sandbox pool is shut down")
+            lease = self._leases.get(session_id) if session_id else None
+            if lease is not None and not lease.busy:
+                if lease.session.alive() and lease.session.workspace_id == workspace:
+                    lease.busy = True
+                    return lease.session
+                stale.append(self._leases.pop(session_id).session)  # type: ignore[arg-type]
+            ephemeral = lease is not None and lease.busy
+            spare = self._take_spare(workspace, stale)
+        for session in stale:
+            session.close()
+        session = spare or self._new_session(workspace)
+        self.prewarm(workspace)
+        if session_id and not ephemeral:
+            with self._lock:
+                self._leases[session_id] = _Lease(session)
+        return session
+
+    def _take_spare(self, workspace: str, stale: list[WorkerSession]) -> WorkerSession | None:
+        spares = self._spares.get(workspace, [])
+        while spares:
+            candidate = spares.pop(0)
+            if candidate.alive():
+                return candidate
+            stale.append(candidate)
+        return None
+
+    def release(self, session_id: str | None, session: WorkerSession) -> None:
+        """End one use. A session's own worker stays warm; an ephemeral one is closed."""
+        with self._lock:
+            lease = self._leases.get(session_id) if session_id else None
+            if lease is not None and lease.session is session and session.alive() and not self._closed:
+                lease.busy = False
+                lease.last_used = time.monotonic()
+                return
+            if lease is not None and lease.session is session:
+                del self._leases[session_id]  # type: ignore[arg-type]
+        session.close()
+
+    def discard(self, session_id: str | None, session: WorkerSession) -> None:
+        """Forget a dead worker (the interpreter is replacing it)."""
+        with self._lock:
+            lease = self._leases.get(session_id) if session_id else None
+            if lease is not None and lease.session is session:
+                del self._leases[session_id]  # type: ignore[arg-type]
+        session.close()
+
+    def end_session(self, session_id: str) -> None:
+        """Close a session's worker now (session deleted or finished)."""
+        with self._lock:
+            lease = self._leases.pop(session_id, None)
+        if lease is not None:
+            lease.session.close()
+
+    # --- housekeeping --------------------------------------------------------------------------------------
+    def _reap_loop(self) -> None:
+        interval = min(max(self.idle_timeout_s / 4, 0.05), 5.0)
+        while not self._stop.wait(interval):
+            self.reap_idle()
+
+    def reap_idle(self) -> int:
+        now = time.monotonic()
+        expired: list[WorkerSession] = []
+        with self._lock:
+            for session_id, lease in list(self._leases.items()):
+                if not lease.busy and (
+                    now - lease.last_used > self.idle_timeout_s or not lease.session.alive()
+                ):
+                    expired.append(self._leases.pop(session_id).session)
+        for session in expired:
+            session.close()
+        return len(expired)
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "spares": sum(len(v) for v in self._spares.values()),
+                "starting": sum(self._starting.values()),
+                "leased": sum(1 for lease in self._leases.values() if lease.busy),
+                "idle": sum(1 for lease in self._leases.values() if not lease.busy),
+            }
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._closed = True
+            sessions = [s for spares in self._spares.values() for s in spares]
+            sessions += [lease.session for lease in self._leases.values()]
+            self._spares.clear()
+            self._leases.clear()
+            starting = list(self._threads)
+        for session in sessions:
+            session.close()
+        for thread in starting:  # a spare still starting closes itself once it sees `_closed`
+            thread.join(timeout=self.options.startup_timeout_s)

@@ -1,0 +1,129 @@
+"""Transports carry protocol frames between the host and one worker.
+
+The host-side client (`session.py`) only sees `Transport`: `send_frame`, `recv_frame`, `close`. Locally the
+worker's frames travel over two pipes handed to the subprocess; the Daytona backend carries the same frames
+over its own channel. `recv_frame` is fed by a reader thread so timeouts never leave a frame half-read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+from typing import Any, Protocol
+
+from fleet_rlm.sandbox.protocol import (
+    MAX_BODY_FROM_WORKER,
+    MAX_HEADER_FROM_WORKER,
+    PREFIX,
+    Frame,
+    FrameError,
+    decode_header,
+    decode_prefix,
+    encode_head,
+)
+
+
+class TransportClosed(Exception):
+    """The channel to the worker is gone (worker exited, killed, or closed)."""
+
+
+class Transport(Protocol):
+    def send_frame(self, header: dict[str, Any], body: bytes = b"") -> None: ...
+
+    def recv_frame(self, timeout: float | None = None) -> Frame:
+        """Next frame; raises TimeoutError, TransportClosed, or FrameError (peer misbehaved)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _read_exact(fd: int, size: int, *, at_frame_start: bool = False) -> bytes | None:
+    """Read exactly `size` bytes; None only for a clean EOF between frames."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            if got == 0 and at_frame_start:
+                return None
+            raise FrameError(f"stream ended inside a frame ({got}/{size} bytes)")
+        got += n
+    return bytes(buf)
+
+
+class PipeTransport:
+    """Frames over a pair of file descriptors (the local backend's pipes to the worker subprocess)."""
+
+    def __init__(
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        max_header: int = MAX_HEADER_FROM_WORKER,
+        max_body: int = MAX_BODY_FROM_WORKER,
+    ) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._max_header = max_header
+        self._max_body = max_body
+        self._inbox: queue.Queue[Frame | BaseException] = queue.Queue()
+        self._send_lock = threading.Lock()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read_loop, name="sandbox-transport", daemon=True)
+        self._reader.start()
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                prefix = _read_exact(self._read_fd, PREFIX.size, at_frame_start=True)
+                if prefix is None:
+                    self._inbox.put(TransportClosed("worker closed its channel"))
+                    return
+                header_len, body_len = decode_prefix(prefix, self._max_header, self._max_body)
+                header = decode_header(_read_exact(self._read_fd, header_len) or b"")
+                body = (_read_exact(self._read_fd, body_len) or b"") if body_len else b""
+                self._inbox.put(Frame(header, body))
+        except FrameError as exc:
+            self._inbox.put(exc)
+        except OSError as exc:
+            self._inbox.put(TransportClosed(f"channel error: {exc}"))
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self._read_fd)
+
+    def send_frame(self, header: dict[str, Any], body: bytes = b"") -> None:
+        prefix_and_header = encode_head(header, len(body))
+        with self._send_lock:
+            if self._closed:
+                raise TransportClosed("transport is closed")
+            try:
+                for part in (
+                    prefix_and_header,
+                    body,
+                ):  # the body is written as is: no copy of a 40 MB context
+                    data = memoryview(part)
+                    while data:
+                        data = data[os.write(self._write_fd, data) :]
+            except OSError as exc:
+                raise TransportClosed(f"cannot write to worker: {exc}") from exc
+
+    def recv_frame(self, timeout: float | None = None) -> Frame:
+        try:
+            item = self._inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("no frame from worker within the timeout") from None
+        if isinstance(item, BaseException):
+            self._inbox.put(item)  # sticky: every later call sees the same end state
+            raise item
+        return item
+
+    def close(self) -> None:
+        with self._send_lock:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError):
+                os.close(self._write_fd)

@@ -1,0 +1,487 @@
+"""fleet-rlm sandbox worker: a persistent Python REPL speaking framed JSON on dedicated file descriptors.
+
+Standard library only and self-contained, so the same file runs locally (pipes, inside bubblewrap) and inside
+a Daytona sandbox (another transport): `python -I worker.py --in FD --out FD [--uid U --gid G]`.
+
+Frames are `>II` (header length, body length) + JSON header + raw body. Host -> worker: `exec`, `reply`,
+`interrupt`, `shutdown`. Worker -> host: `ready`, `call` (a guest tool call), `done` (a cell finished).
+The protocol descriptors are moved to high, close-on-exec numbers at startup and fds 0/1/2 are re-pointed, so
+nothing a cell prints reaches the protocol channel. Guest code shares this process, so it *can* still find
+and write to those descriptors; the host treats every frame as untrusted and a malformed one ends the sandbox.
+"""
+
+import ast
+import builtins
+import inspect
+import io
+import itertools
+import json
+import linecache
+import os
+import queue
+import signal
+import struct
+import sys
+import threading
+import traceback
+
+PREFIX = struct.Struct(">II")
+MAX_FRAME = 1 << 31
+HIGH_FD = 300
+CELL_PREFIX = "<cell "
+
+
+class Submission(BaseException):
+    """Raised by SUBMIT to end the cell; BaseException so a bare `except Exception` cannot swallow it."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+
+class ToolError(RuntimeError):
+    """A host tool (llm_query, a registered tool) raised; the message names the host exception."""
+
+
+def _hide_fd(fd):
+    """Move a protocol fd to a high close-on-exec number so children and fd 0-2 reuse never see it."""
+    import fcntl
+
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    os.close(fd)
+    return high
+
+
+class Channel:
+    """Reads and writes frames on the hidden protocol descriptors."""
+
+    def __init__(self, in_fd, out_fd):
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.lock = threading.Lock()
+
+    def send(self, header, body=b""):
+        raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False, default=repr).encode("utf-8")
+        data = memoryview(PREFIX.pack(len(raw), len(body)) + raw + body)
+        with self.lock:
+            while data:
+                data = data[os.write(self.out_fd, data) :]
+
+    def _read_exact(self, size, at_start=False):
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size:
+            n = os.readv(self.in_fd, [view[got:]])
+            if n == 0:
+                if got == 0 and at_start:
+                    return None
+                raise EOFError("stream ended inside a frame")
+            got += n
+        return buf
+
+    def recv(self):
+        prefix = self._read_exact(PREFIX.size, at_start=True)
+        if prefix is None:
+            return None
+        header_len, body_len = PREFIX.unpack(prefix)
+        if header_len == 0 or header_len > MAX_FRAME or body_len > MAX_FRAME:
+            raise ValueError("bad frame length")
+        header = json.loads(bytes(self._read_exact(header_len)).decode("utf-8"))
+        body = self._read_exact(body_len) if body_len else bytearray()
+        return header, body
+
+
+class Capture:
+    """Captures fd 1/2 (and sys.stdout/sys.stderr) of one cell into a pipe; keeps head + tail only."""
+
+    def __init__(self, limit):
+        self.head_max = max(limit // 2, 1)
+        self.tail_max = max(limit - self.head_max, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def __enter__(self):
+        read_fd, write_fd = os.pipe()
+        os.set_inheritable(write_fd, False)
+        _flush_std()
+        os.dup2(write_fd, 1)
+        os.dup2(write_fd, 2)
+        os.close(write_fd)
+        sys.stdout = _text_stream(1)
+        sys.stderr = _text_stream(2)
+        self.thread = threading.Thread(target=self._drain, args=(read_fd,), daemon=True)
+        self.thread.start()
+        return self
+
+    def _drain(self, read_fd):
+        try:
+            while True:
+                chunk = os.read(read_fd, 65536)
+                if not chunk:
+                    return
+                self.total += len(chunk)
+                room = self.head_max - len(self.head)
+                if room > 0:
+                    self.head += chunk[:room]
+                    chunk = chunk[room:]
+                if chunk:
+                    self.tail += chunk
+                    if len(self.tail) > 2 * self.tail_max:
+                        del self.tail[: len(self.tail) - self.tail_max]
+        finally:
+            os.close(read_fd)
+
+    def __exit__(self, *exc):
+        _flush_std()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        # A background process the cell started may still hold the pipe; do not wait for it.
+        self.thread.join(timeout=0.5)
+        return False
+
+    def text(self):
+        tail = bytes(self.tail[-self.tail_max :]) if self.tail else b""
+        omitted = self.total - len(self.head) - len(tail)
+        head = self.head.decode("utf-8", "replace")
+        if omitted > 0:
+            marker = f"\n... [{omitted} bytes of output omitted] ...\n"
+            return head + marker + tail.decode("utf-8", "replace"), omitted
+        return head + tail.decode("utf-8", "replace"), 0
+
+
+def _text_stream(fd):
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
+
+
+def _flush_std():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _filter_tb(tbe):
+    """Keep only frames of cells (`<cell N>`), so errors point at the model's code, not the worker."""
+    seen = set()
+    while tbe is not None and id(tbe) not in seen:
+        seen.add(id(tbe))
+        kept = [f for f in tbe.stack if f.filename.startswith(CELL_PREFIX)]
+        tbe.stack = traceback.StackSummary.from_list(kept)
+        _filter_tb(tbe.__cause__)
+        tbe = tbe.__context__
+
+
+def format_exception(exc):
+    tbe = traceback.TracebackException.from_exception(exc)
+    _filter_tb(tbe)
+    return "".join(tbe.format()).rstrip("\n")
+
+
+def jsonable(value):
+    """Values crossing to the host: JSON as is, tuples/sets as lists, anything else as its repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [jsonable(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+class Worker:
+    def __init__(self, channel, workspace):
+        self.channel = channel
+        self.commands: queue.Queue = queue.Queue()
+        self.pending = {}
+        self.pending_lock = threading.Lock()
+        self.call_ids = itertools.count(1)
+        self.inputs = {}
+        self.tool_names = []
+        self.output_fields = None
+        self.cell_no = 0
+        self.cell_lock = threading.Lock()
+        self.cell_active = False
+        self.interrupt_requested = False
+        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        self.namespace.update(_workspace_names(workspace))
+        self.namespace["ToolError"] = ToolError
+        self.namespace["SUBMIT"] = self._make_submit(None)
+        signal.signal(signal.SIGINT, self._on_sigint)
+
+    # --- incoming frames -----------------------------------------------------------------------------------
+    def read_loop(self):
+        try:
+            while True:
+                frame = self.channel.recv()
+                if frame is None:
+                    break
+                header, body = frame
+                kind = header.get("t")
+                if kind == "reply":
+                    with self.pending_lock:
+                        slot = self.pending.get(header.get("id"))
+                    if slot is not None:
+                        slot.put(header)
+                elif kind == "interrupt":
+                    self._interrupt()
+                else:
+                    self.commands.put((header, body))
+        except Exception as exc:
+            self.commands.put(({"t": "fatal", "error": f"{type(exc).__name__}: {exc}"}, b""))
+        self.commands.put(None)
+        with self.pending_lock:
+            for slot in self.pending.values():
+                slot.put(None)
+
+    def _interrupt(self):
+        with self.cell_lock:
+            if self.cell_active:
+                self.interrupt_requested = True
+                main_ident = threading.main_thread().ident
+                if main_ident is not None:
+                    signal.pthread_kill(main_ident, signal.SIGINT)
+
+    def _on_sigint(self, signum, frame):
+        if self.cell_active:
+            raise KeyboardInterrupt
+
+    # --- guest-facing host calls ---------------------------------------------------------------------------
+    def call_host(self, name, args, kwargs):
+        call_id = next(self.call_ids)
+        slot: queue.Queue = queue.Queue(maxsize=1)
+        with self.pending_lock:
+            self.pending[call_id] = slot
+        try:
+            try:
+                self.channel.send({"t": "call", "id": call_id, "name": name, "args": args, "kwargs": kwargs})
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"arguments of {name}() must be JSON-serializable: {exc}") from None
+            reply = slot.get()
+        finally:
+            with self.pending_lock:
+                self.pending.pop(call_id, None)
+        if reply is None:
+            raise ToolError(f"{name}: the host connection was lost")
+        if reply.get("ok"):
+            return reply.get("value")
+        raise ToolError(f"{name} failed: {reply.get('error', 'unknown error')}")
+
+    def _make_tool(self, name):
+        def tool(*args, **kwargs):
+            return self.call_host(name, list(args), kwargs)
+
+        tool.__name__ = tool.__qualname__ = name
+        tool.__doc__ = f"Host tool {name}: runs on the host; arguments and result are JSON."
+        return tool
+
+    def _make_submit(self, fields):
+        if not fields:
+
+            def submit_any(*args, **kwargs):
+                if len(args) == 1 and not kwargs:
+                    raise Submission({"output": args[0]})
+                if kwargs and not args:
+                    raise Submission(dict(kwargs))
+                raise TypeError("SUBMIT() takes one value, or keyword values")
+
+            submit_any.__name__ = submit_any.__qualname__ = "SUBMIT"
+            return submit_any
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        types = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
+        params = [
+            inspect.Parameter(f["name"], kind, annotation=types.get(f.get("type"), inspect.Parameter.empty))
+            for f in fields
+        ]
+        signature = inspect.Signature(params)
+
+        def submit_typed(*args, **kwargs):
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                names = ", ".join(p.name for p in params)
+                raise TypeError(f"SUBMIT({names}): {exc}") from None
+            raise Submission(dict(bound.arguments))
+
+        submit_typed.__name__ = submit_typed.__qualname__ = "SUBMIT"
+        setattr(submit_typed, "__signature__", signature)  # noqa: B010 - help(SUBMIT) shows the fields
+        return submit_typed
+
+    # --- cells ---------------------------------------------------------------------------------------------
+    def apply_inputs(self, header, body):
+        view = memoryview(body)
+        for name, value in (header.get("vars") or {}).items():
+            self.inputs[name] = value
+        for name, start, end, kind in header.get("blobs") or []:
+            raw = bytes(view[start:end])
+            self.inputs[name] = raw.decode("utf-8") if kind == "str" else json.loads(raw)
+        for name in header.get("drop") or []:
+            self.inputs.pop(name, None)
+        if "tools" in header:
+            for name in self.tool_names:
+                self.namespace.pop(name, None)
+            self.tool_names = list(header["tools"])
+        if "outputs" in header:
+            self.output_fields = header["outputs"]
+            self.namespace["SUBMIT"] = self._make_submit(self.output_fields)
+        for name in self.tool_names:
+            self.namespace[name] = self._make_tool(name)
+        self.namespace.update(self.inputs)
+
+    def run_cell(self, header, body):
+        self.apply_inputs(header, body)
+        code = header.get("code", "")
+        self.cell_no += 1
+        filename = f"{CELL_PREFIX}{self.cell_no}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        result = {"t": "done", "id": header.get("id"), "cell": self.cell_no}
+        with Capture(int(header.get("output_limit", 20000))) as capture:
+            with self.cell_lock:
+                self.cell_active = True
+                self.interrupt_requested = False
+            try:
+                result.update(self._exec(code, filename))
+            except Submission as sub:
+                result.update(kind="final", value=jsonable(sub.value))
+            except KeyboardInterrupt as exc:
+                kind = "interrupted" if self.interrupt_requested else "error"
+                result.update(kind=kind, error=format_exception(exc))
+            except BaseException as exc:
+                result.update(kind="error", error=format_exception(exc))
+            finally:
+                with self.cell_lock:
+                    self.cell_active = False
+        result["output"], result["omitted"] = capture.text()
+        return result
+
+    def _exec(self, code, filename):
+        try:
+            tree = ast.parse(code, filename=filename, mode="exec")
+        except SyntaxError as exc:
+            return {
+                "kind": "syntax",
+                "error": str(exc.msg),
+                "lineno": exc.lineno,
+                "offset": exc.offset,
+                "text": exc.text,
+            }
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, filename, "exec"), self.namespace)
+        if last is None:
+            return {"kind": "ok"}
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), self.namespace)
+        return {"kind": "ok", "repr": None if value is None else _safe_repr(value)}
+
+    def serve(self):
+        threading.Thread(target=self.read_loop, name="fleet-worker-reader", daemon=True).start()
+        self.channel.send({"t": "ready", "pid": os.getpid(), "uid": os.getuid(), "python": sys.version})
+        while True:
+            try:
+                item = self.commands.get()
+                if item is None:
+                    return
+                header, body = item
+                kind = header.get("t")
+                if kind == "shutdown":
+                    return
+                if kind == "fatal":
+                    return
+                if kind == "exec":
+                    self.channel.send(self.run_cell(header, body))
+            except KeyboardInterrupt:
+                continue
+
+
+def _safe_repr(value):
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<unrepresentable {type(value).__name__}: {exc}>"
+    return text if len(text) <= 100_000 else text[:100_000] + "..."
+
+
+def _workspace_names(root):
+    names = {"WORKSPACE_ROOT": root}
+    for sub in ("memory", "artifacts", "buffers", "meta"):
+        names[f"{sub.upper()}_DIR"] = os.path.join(root, sub)
+    return names
+
+
+def _drop_privileges(uid, gid):
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise SystemExit("fleet worker: could not drop privileges")
+    os.umask(0o002)
+
+
+def _apply_limits(spec):
+    """`as=N,cpu=N,...`: soft = hard, so guest code cannot raise them back once privileges are dropped."""
+    import resource
+
+    names = {
+        "as": resource.RLIMIT_AS,
+        "cpu": resource.RLIMIT_CPU,
+        "fsize": resource.RLIMIT_FSIZE,
+        "nproc": resource.RLIMIT_NPROC,
+        "nofile": resource.RLIMIT_NOFILE,
+        "core": resource.RLIMIT_CORE,
+    }
+    for item in filter(None, spec.split(",")):
+        key, _, value = item.partition("=")
+        limit = int(value)
+        hard = limit + 5 if key == "cpu" else limit
+        resource.setrlimit(names[key], (limit, hard))
+
+
+def _parse_args(argv):
+    opts = {"--in": "0", "--out": "1", "--uid": None, "--gid": None, "--workspace": None, "--limits": ""}
+    it = iter(argv)
+    for arg in it:
+        if arg not in opts:
+            raise SystemExit(f"fleet worker: unknown argument {arg}")
+        opts[arg] = next(it)
+    return opts
+
+
+def main(argv):
+    opts = _parse_args(argv)
+    _apply_limits(opts["--limits"])
+    if opts["--uid"] is not None and os.getuid() == 0:
+        _drop_privileges(int(opts["--uid"]), int(opts["--gid"] or opts["--uid"]))
+    in_fd = _hide_fd(int(opts["--in"]))
+    out_fd = _hide_fd(int(opts["--out"]))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    workspace = opts["--workspace"] or os.environ.get("WORKSPACE_ROOT") or os.getcwd()
+    try:
+        os.chdir(workspace)
+    except OSError:
+        pass
+    worker = Worker(Channel(in_fd, out_fd), workspace)
+    try:
+        worker.serve()
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
