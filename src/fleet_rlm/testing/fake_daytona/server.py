@@ -1,0 +1,117 @@
+"""Run the fake Daytona server with uvicorn on a free loopback port in a background thread.
+
+    with FakeDaytonaServer() as fake:
+        config = DaytonaConfig(api_key=fake.api_key, api_url=fake.api_url, target="us")
+
+The sandbox DTOs point `toolboxProxyUrl` back at this server, so the SDK's toolbox calls arrive here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+import uvicorn
+
+from .app import create_app
+from .state import FakeState, RecordedCall
+
+DEFAULT_SNAPSHOTS = ("daytonaio/sandbox:latest",)
+
+
+class FakeDaytonaServer:
+    """A real HTTP/WebSocket server speaking the Daytona API and toolbox API, for tests and local use."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        root: Path | None = None,
+        snapshots: tuple[str, ...] = DEFAULT_SNAPSHOTS,
+        use_bwrap: bool | None = None,
+    ) -> None:
+        self.api_key = api_key or "fake-" + secrets.token_hex(12)
+        self.host = host
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self.port = self._sock.getsockname()[1]
+        self._owns_root = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="fake-daytona-")) if root is None else root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.base_url = f"http://{host}:{self.port}"
+        self.state = FakeState(self.root, self.base_url, snapshots, use_bwrap)
+        config = uvicorn.Config(
+            create_app(self.state, self.api_key),
+            log_level="warning",
+            lifespan="off",
+            ws_ping_interval=None,
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base_url}/api"
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        return self.state.calls
+
+    def start(self) -> FakeDaytonaServer:
+        self._thread = threading.Thread(target=self._run, name="fake-daytona", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("fake Daytona server failed to start")
+            time.sleep(0.005)
+        return self
+
+    def _run(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        try:
+            await self._server.serve(sockets=[self._sock])
+        finally:
+            self.state.close()
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+            self._thread = None
+        else:
+            self.state.close()
+        self._sock.close()
+        if self._owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def serve_forever(self) -> None:
+        """Run in the foreground (the CLI entry point)."""
+        try:
+            self._run()
+        finally:
+            self._sock.close()
+
+    def __enter__(self) -> FakeDaytonaServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
