@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -33,11 +32,6 @@ def lm() -> Iterator[FakeLMServer]:
 def client() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=10) as c:
         yield c
-
-
-def sse_payloads(response: httpx.Response) -> list[Any]:
-    events = [line[len("data: ") :] for line in response.iter_lines() if line.startswith("data: ")]
-    return [e if e == "[DONE]" else json.loads(e) for e in events]
 
 
 def test_queue_is_fifo_then_default(client: httpx.Client) -> None:
