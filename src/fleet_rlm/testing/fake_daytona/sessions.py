@@ -212,9 +212,9 @@ class ShellSession:
             fd = cmd.input_fd
             if fd is None:
                 raise daemon_error(410, "command has already completed", "COMMAND_ALREADY_COMPLETED")
+            if not cmd.suppress_echo:  # echoed first so the log order is deterministic
+                cmd.log.append(STDOUT_PREFIX, payload)
             await asyncio.to_thread(os.write, fd, payload)
-        if not cmd.suppress_echo:
-            cmd.log.append(STDOUT_PREFIX, payload)
 
     def close(self) -> None:
         """Kill the shell and everything it started (its process group)."""
