@@ -1,0 +1,132 @@
+"""Runs: idempotent creation, the status state machine, heartbeats, cancel requests, stale detection."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from fleet_rlm.store import Database, IdempotencyConflictError, InvalidTransitionError, NotFoundError
+from fleet_rlm.store.repos import runs, sessions, users
+
+
+async def _owner(db: Database) -> tuple[str, str]:
+    async with db.transaction() as s:
+        user = await users.get_or_create_user(s, name="alice")
+        chat = await sessions.create_session(s, user_id=user.id)
+    return user.id, chat.id
+
+
+async def test_idempotency_key_returns_the_same_run_or_conflicts(db: Database) -> None:
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        first, created = await runs.create_run(
+            s,
+            user_id=user_id,
+            session_id=session_id,
+            idempotency_key="k1",
+            input_fingerprint="f1",
+            budgets={"max_iterations": 5},
+            execution_mode="rlm",
+        )
+        assert created
+    async with db.transaction() as s:
+        again, created_again = await runs.create_run(
+            s, user_id=user_id, session_id=session_id, idempotency_key="k1", input_fingerprint="f1"
+        )
+    assert (again.id, created_again) == (first.id, False)
+    assert again.budgets == {"max_iterations": 5} and again.execution_mode == "rlm"
+    async with db.transaction() as s:
+        with pytest.raises(IdempotencyConflictError) as err:
+            await runs.create_run(
+                s, user_id=user_id, session_id=session_id, idempotency_key="k1", input_fingerprint="f2"
+            )
+    assert err.value.code == "idempotency_conflict"
+    async with db.transaction() as s:  # keys are per user; no key means always new
+        other = await users.get_or_create_user(s, name="bob")
+        other_chat = await sessions.create_session(s, user_id=other.id)
+        theirs, created = await runs.create_run(
+            s, user_id=other.id, session_id=other_chat.id, idempotency_key="k1"
+        )
+        assert created and theirs.id != first.id
+        a, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        b, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        assert a.id != b.id
+        listed = await runs.list_runs(s, session_id=session_id)
+        assert {r.id for r in listed} == {first.id, a.id, b.id} and listed[-1].id == first.id
+        assert await runs.get_run(s, run_id=first.id, user_id=other.id) is None
+
+
+async def test_status_lifecycle_stamps_times_and_refuses_leaving_terminal(db: Database) -> None:
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        run, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        assert run.status == "queued" and run.started_at is None
+    async with db.transaction() as s:
+        running = await runs.set_run_status(s, run_id=run.id, status="running", owner="pid-1@host")
+        assert (
+            running.started_at is not None
+            and running.heartbeat_at is not None
+            and running.owner == "pid-1@host"
+        )
+    async with db.transaction() as s:
+        done = await runs.set_run_status(
+            s, run_id=run.id, status="succeeded", usage={"tokens": 12}, error=None
+        )
+    assert done.status == "succeeded" and done.finished_at is not None and done.usage == {"tokens": 12}
+    assert done.finished_at >= done.started_at  # type: ignore[operator]
+    async with db.transaction() as s:
+        with pytest.raises(InvalidTransitionError) as err:
+            await runs.set_run_status(s, run_id=run.id, status="failed", error={"code": "x"})
+        assert err.value.code == "invalid_run_transition" and err.value.current == "succeeded"
+        with pytest.raises(NotFoundError):
+            await runs.set_run_status(s, run_id="f" * 32, status="running")
+        with pytest.raises(ValueError, match="unknown run status"):
+            await runs.set_run_status(s, run_id=run.id, status="paused")
+    async with db.session() as s:
+        stored = await runs.get_run(s, run_id=run.id)
+    assert stored is not None and stored.status == "succeeded" and stored.error is None
+
+
+async def test_interrupted_runs_can_be_requeued_and_failed_keeps_error(db: Database) -> None:
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        run, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        await runs.set_run_status(s, run_id=run.id, status="running", owner="a")
+        await runs.set_run_status(s, run_id=run.id, status="interrupted")
+        requeued = await runs.set_run_status(s, run_id=run.id, status="queued")
+        assert requeued.owner is None and requeued.finished_at is None
+        await runs.set_run_status(s, run_id=run.id, status="running", owner="b")
+        failed = await runs.set_run_status(s, run_id=run.id, status="failed", error={"code": "lm_error"})
+    assert failed.error == {"code": "lm_error"}
+
+
+async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        fresh, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        stale, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        queued, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        for r in (fresh, stale):
+            await runs.set_run_status(s, run_id=r.id, status="running", owner="me")
+    async with db.transaction() as s:
+        assert await runs.heartbeat(s, run_id=fresh.id, owner="me") is True
+        assert await runs.heartbeat(s, run_id=fresh.id, owner="someone-else") is False
+        assert await runs.heartbeat(s, run_id=queued.id) is False
+    cutoff = datetime.now(UTC) + timedelta(seconds=30)  # everything beats before this
+    async with db.session() as s:
+        assert {r.id for r in await runs.list_stale_runs(s, older_than=cutoff)} == {fresh.id, stale.id}
+    past = datetime.now(timezone(timedelta(hours=-5))) - timedelta(hours=1)
+    async with db.session() as s:
+        assert await runs.list_stale_runs(s, older_than=past) == []
+
+    async with db.transaction() as s:
+        assert await runs.request_cancel(s, run_id=queued.id) is True
+        assert await runs.request_cancel(s, run_id=queued.id) is True  # repeated request still pending
+        await runs.set_run_status(s, run_id=stale.id, status="cancelled")
+        assert await runs.request_cancel(s, run_id=stale.id) is False
+        assert await runs.request_cancel(s, run_id="0" * 32) is False
+    async with db.session() as s:
+        got = await runs.get_run(s, run_id=queued.id)
+    assert got is not None and got.cancel_requested_at is not None
+    assert got.cancel_requested_at.utcoffset() == timedelta(0)
