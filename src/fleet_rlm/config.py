@@ -75,9 +75,7 @@ class Settings(BaseSettings):
     # --- server --------------------------------------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `fleet web` and `serve-api` bind to.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port `fleet web` and `serve-api` bind to.")
-    log_level: Literal["debug", "info", "warning", "error"] = Field(
-        default="info", description="Server log level."
-    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(default="info", description="Server log level.")
 
     # --- auth ----------------------------------------------------------------------------------------------
     auth_mode: AuthMode = Field(
@@ -139,9 +137,7 @@ class Settings(BaseSettings):
     )
     upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted upload.")
     url_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1, description="Largest URL body fetched.")
-    url_allow_private: bool = Field(
-        default=False, description="Allow URL context from loopback and private addresses."
-    )
+    url_allow_private: bool = Field(default=False, description="Allow URL context from loopback and private addresses.")
 
     # --- sandbox -------------------------------------------------------------------------------------------
     sandbox_backend: SandboxBackend = Field(default="local", description="local (default) or daytona.")
@@ -270,9 +266,7 @@ def load_policy_file(path: Path | None) -> dict[str, Any]:
     known = set(Settings.model_fields)
     for name in flat:
         if name in SECRET_FIELDS:
-            raise ConfigError(
-                f"policy file {path} sets '{name}', a secret; set it in the environment instead."
-            )
+            raise ConfigError(f"policy file {path} sets '{name}', a secret; set it in the environment instead.")
         if name not in known:
             raise ConfigError(f"policy file {path} has unknown setting '{name}'; see docs/configuration.md.")
     return flat

@@ -1,0 +1,42 @@
+# Every target runs through uv so the locked environment is used. `make help` lists them.
+.DEFAULT_GOAL := help
+UV ?= uv
+PYTEST_ARGS ?=
+
+.PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check
+
+help: ## List targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+install: ## Create the virtualenv from uv.lock
+	$(UV) sync --frozen
+
+run: ## Serve the workbench on 127.0.0.1:8000 (SQLite, local sandbox)
+	$(UV) run fleet web
+
+test: ## Run the whole test suite (set FLEET_DATABASE_URL to run it on Postgres)
+	$(UV) run --frozen pytest $(PYTEST_ARGS)
+
+lint: ## Ruff lint + format check, mypy, import layers, docs and OpenAPI drift
+	$(UV) run --frozen ruff check src tests scripts migrations
+	$(UV) run --frozen ruff format --check src tests scripts migrations
+	$(UV) run --frozen mypy
+	$(UV) run --frozen lint-imports
+	$(UV) run --frozen python scripts/gen_docs.py --check
+	$(UV) run --frozen python scripts/gen_openapi.py --check
+
+format: ## Apply ruff fixes and formatting
+	$(UV) run ruff check --fix src tests scripts migrations
+	$(UV) run ruff format src tests scripts migrations
+
+docs: ## Regenerate generated docs (configuration reference)
+	$(UV) run python scripts/gen_docs.py
+
+docs-check: ## Fail when generated docs drift from the code
+	$(UV) run --frozen python scripts/gen_docs.py --check
+
+api-sync: ## Regenerate openapi.yaml from the app
+	$(UV) run python scripts/gen_openapi.py
+
+api-check: ## Fail when openapi.yaml drifts from the app
+	$(UV) run --frozen python scripts/gen_openapi.py --check

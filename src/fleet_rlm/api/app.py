@@ -1,0 +1,44 @@
+"""`create_app(settings)`: the FastAPI application. Nothing is built at import time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from fleet_rlm import __version__
+from fleet_rlm.api.errors import install_error_handlers
+from fleet_rlm.api.routes import health
+from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+from fleet_rlm.config import Settings, load_settings
+
+
+def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
+    """Build the app. `overrides` replace settings fields (tests and the CLI use them)."""
+    if settings is None:
+        settings = load_settings(**overrides)
+    elif overrides:
+        settings = settings.model_copy(update=overrides)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        prepare_data_dir(settings)
+        database = await prepare_database(settings)
+        app.state.database = database
+        try:
+            yield
+        finally:
+            await database.dispose()
+
+    app = FastAPI(
+        title="fleet-rlm",
+        version=__version__,
+        summary="A persistent, recursive DSPy workbench.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(health.router)
+    return app

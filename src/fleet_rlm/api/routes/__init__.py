@@ -1,0 +1,1 @@
+"""One router module per resource; each route parses, authorizes, calls one function and shapes the reply."""

@@ -1,0 +1,78 @@
+"""What must hold before the server accepts requests: a writable data dir and a database at the schema head.
+
+SQLite (the embedded default) migrates itself on first start. Postgres never migrates at startup: a schema behind
+head fails fast with one line naming the command to run. The CLI calls `prepare` before binding a port so these
+failures print as one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+from fleet_rlm.store import Database, SchemaBehindError, SchemaUnknownError, open_database
+
+
+def prepare_data_dir(settings: Settings) -> Path:
+    """Create data_dir, workspaces/ and logs/; prove the directory is writable."""
+    root = settings.data_dir
+    try:
+        for path in (root, settings.workspaces_dir, settings.logs_dir):
+            path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise FleetError(
+            f"data dir {root} is not writable ({exc.strerror or exc})",
+            code="data_dir_unwritable",
+            action="set FLEET_DATA_DIR to a writable directory",
+        ) from exc
+    os.chmod(root, 0o700)
+    return root
+
+
+async def prepare_database(settings: Settings) -> Database:
+    """Bring the schema to head (SQLite) or refuse to start (Postgres behind head); return a live Database."""
+    url = settings.resolved_database_url
+    try:
+        return await open_database(url)
+    except SchemaBehindError as exc:
+        raise FleetError(str(exc), code="schema_behind") from exc
+    except SchemaUnknownError as exc:
+        raise FleetError(str(exc), code="schema_unknown", action="upgrade fleet-rlm to a matching version") from exc
+    except (OSError, ConnectionError) as exc:
+        raise database_unreachable(settings, exc) from exc
+    except Exception as exc:  # driver-specific errors (asyncpg, sqlite3) share no base class
+        if _looks_like_connection_error(exc):
+            raise database_unreachable(settings, exc) from exc
+        raise
+
+
+def database_unreachable(settings: Settings, exc: BaseException) -> FleetError:
+    return FleetError(
+        f"cannot reach the {settings.database_kind} database: {_first_line(exc)}",
+        code="database_unreachable",
+        action="check FLEET_DATABASE_URL and that the server is running",
+    )
+
+
+def _looks_like_connection_error(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    needles = (
+        "connect",
+        "refused",
+        "timeout",
+        "could not translate",
+        "does not exist",
+        "password",
+        "unable to open",
+    )
+    return any(needle in text for needle in needles)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]

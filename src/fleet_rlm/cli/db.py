@@ -1,0 +1,55 @@
+"""`fleet-rlm db upgrade|current|downgrade`: the only way a Postgres schema moves."""
+
+from __future__ import annotations
+
+import typer
+
+from fleet_rlm.cli.errors import guarded
+from fleet_rlm.config import load_settings
+from fleet_rlm.store import migrate
+
+db_app = typer.Typer(help="Database schema migrations (Alembic).", no_args_is_help=True)
+
+
+@db_app.command("upgrade")
+def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
+    """Migrate the database up to REVISION (default: head)."""
+
+    def body() -> None:
+        settings = load_settings()
+        _ensure_sqlite_dir(settings)
+        migrate.upgrade(settings.resolved_database_url, revision)
+        typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
+
+    guarded(body)
+
+
+@db_app.command("downgrade")
+def downgrade(revision: str = typer.Argument(..., help="Target revision, e.g. base or -1.")) -> None:
+    """Migrate the database down to REVISION."""
+
+    def body() -> None:
+        settings = load_settings()
+        migrate.downgrade(settings.resolved_database_url, revision)
+        typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
+
+    guarded(body)
+
+
+@db_app.command("current")
+def current() -> None:
+    """Print the database's revision and the code's head."""
+
+    def body() -> None:
+        settings = load_settings()
+        revision = migrate.current(settings.resolved_database_url)
+        head = migrate.head()
+        state = "at head" if revision == head else "behind head: run `fleet-rlm db upgrade`"
+        typer.echo(f"current: {revision or 'base'}\nhead: {head}\n{state}")
+
+    guarded(body)
+
+
+def _ensure_sqlite_dir(settings) -> None:  # type: ignore[no-untyped-def]
+    if settings.database_kind == "sqlite":
+        settings.data_dir.mkdir(parents=True, exist_ok=True)

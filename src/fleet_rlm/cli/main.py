@@ -1,0 +1,115 @@
+"""Entry points: `fleet` (chat-first) and `fleet-rlm` (operator commands). Both share the command set."""
+
+from __future__ import annotations
+
+import typer
+
+from fleet_rlm import __version__
+from fleet_rlm.cli.db import db_app
+from fleet_rlm.cli.errors import guarded
+from fleet_rlm.config import load_settings
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"fleet-rlm {__version__}")
+        raise typer.Exit()
+
+
+VersionOption = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")
+HostOption = typer.Option(None, "--host", help="Address to bind (default 127.0.0.1, or FLEET_HOST).")
+PortOption = typer.Option(None, "--port", help="Port to bind (default 8000, or FLEET_PORT).")
+InsecureOption = typer.Option(False, "--allow-insecure", help="Allow a non-loopback bind with auth mode 'none'.")
+
+
+def web(
+    host: str | None = HostOption,
+    port: int | None = PortOption,
+    open_browser: bool = typer.Option(False, "--open", help="Open the workspace in a browser."),
+    allow_insecure: bool = InsecureOption,
+) -> None:
+    """Serve the web workbench and the API (SQLite and the local sandbox unless configured otherwise)."""
+    from fleet_rlm.cli.server import preflight, serve
+
+    def body() -> None:
+        settings = _settings(host, port)
+        preflight(settings, allow_insecure=allow_insecure)
+        serve(settings, open_browser=open_browser, path="/app/workspace")
+
+    guarded(body)
+
+
+def serve_api(
+    host: str | None = HostOption,
+    port: int | None = PortOption,
+    workers: int = typer.Option(1, "--workers", min=1, help="Server processes (use Postgres when > 1)."),
+    allow_insecure: bool = InsecureOption,
+) -> None:
+    """Serve the API only (for integrations and several replicas on Postgres)."""
+    from fleet_rlm.cli.server import preflight, serve
+
+    def body() -> None:
+        settings = _settings(host, port)
+        preflight(settings, allow_insecure=allow_insecure)
+        serve(settings, workers=workers)
+
+    guarded(body)
+
+
+def _settings(host: str | None, port: int | None):  # type: ignore[no-untyped-def]
+    overrides: dict[str, object] = {}
+    if host is not None:
+        overrides["host"] = host
+    if port is not None:
+        overrides["port"] = port
+    return load_settings(**overrides)
+
+
+CHAT_PENDING = (
+    "The terminal chat is not available in this version yet.\n"
+    "Run `fleet web` for the web workbench, or `fleet-rlm --help` for every command."
+)
+
+
+def build_fleet_rlm_app() -> typer.Typer:
+    app = typer.Typer(
+        name="fleet-rlm",
+        help="fleet-rlm: a persistent, recursive DSPy workbench.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def root(version: bool = VersionOption) -> None:
+        """fleet-rlm operator commands."""
+
+    app.command("web")(web)
+    app.command("serve-api")(serve_api)
+    app.add_typer(db_app, name="db")
+    return app
+
+
+def build_fleet_app() -> typer.Typer:
+    app = typer.Typer(
+        name="fleet",
+        help="fleet: chat with the workbench, or `fleet web` for the browser.",
+        invoke_without_command=True,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback(invoke_without_command=True)
+    def root(ctx: typer.Context, version: bool = VersionOption) -> None:
+        """Without a command: the terminal chat."""
+        if ctx.invoked_subcommand is None:
+            typer.echo(CHAT_PENDING)
+
+    app.command("web")(web)
+    return app
+
+
+def fleet_entry() -> None:
+    build_fleet_app()()
+
+
+def fleet_rlm_entry() -> None:
+    build_fleet_rlm_app()()

@@ -1,0 +1,99 @@
+"""`fleet web` and `fleet-rlm serve-api`: check what can fail before binding, then hand over to uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import ipaddress
+import os
+import socket
+import webbrowser
+
+import uvicorn
+
+from fleet_rlm.api import create_app
+from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind_policy(settings: Settings, *, allow_insecure: bool) -> None:
+    """Auth `none` means one anonymous user: only safe when nothing but this machine can connect."""
+    if settings.auth_mode == "none" and not is_loopback(settings.host) and not allow_insecure:
+        raise FleetError(
+            f"refusing to bind {settings.host} with auth mode 'none'",
+            code="insecure_bind",
+            action="set FLEET_AUTH_MODE=token (or oidc), bind 127.0.0.1, or pass --allow-insecure",
+        )
+
+
+def check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise FleetError(
+                    f"port {port} on {host} is already in use",
+                    code="port_in_use",
+                    action="stop the other server or pass --port with a free port",
+                ) from exc
+            raise FleetError(
+                f"cannot bind {host}:{port} ({exc.strerror or exc})",
+                code="bind_failed",
+                action="pass a local address with --host",
+            ) from exc
+
+
+def preflight(settings: Settings, *, allow_insecure: bool = False) -> None:
+    """Every startup failure we can predict, as one-line errors, before uvicorn prints anything."""
+    check_bind_policy(settings, allow_insecure=allow_insecure)
+    check_port_free(settings.host, settings.port)
+    prepare_data_dir(settings)
+
+    async def _database() -> None:
+        database = await prepare_database(settings)
+        await database.dispose()
+
+    asyncio.run(_database())
+
+
+def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, path: str = "/") -> None:
+    """Run the server in the foreground until Ctrl-C."""
+    url = f"http://{_url_host(settings.host)}:{settings.port}{path}"
+    print(f"fleet-rlm serving on {url}  (database: {settings.database_kind}, data dir: {settings.data_dir})")
+    if open_browser:
+        webbrowser.open(url)
+    log_level = settings.log_level
+    if workers > 1:
+        # Worker processes rebuild the app from the environment, so pass the resolved overrides through it.
+        os.environ["FLEET_HOST"] = settings.host
+        os.environ["FLEET_PORT"] = str(settings.port)
+        os.environ["FLEET_DATA_DIR"] = str(settings.data_dir)
+        uvicorn.run(
+            "fleet_rlm.api.app:create_app",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            log_level=log_level,
+        )
+        return
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level)
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host

@@ -1,0 +1,67 @@
+"""The error every layer raises when a user can hit it: a stable code, a one-line message, the action to take.
+
+The API renders it as `{"error": {"code", "message", "action"}}` with `status`; the CLI prints it as one line
+without a traceback. Leaf module: imports nothing internal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FleetError(Exception):
+    """A user-facing failure. `code` is stable (clients match on it); `message` is one line."""
+
+    code: str = "internal_error"
+    status: int = 500
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        action: str | None = None,
+        status: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        self.action = action
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.action:
+            body["action"] = self.action
+        if self.details:
+            body["details"] = self.details
+        return body
+
+    def one_line(self) -> str:
+        """How the CLI prints it: `error[code]: message (action)`."""
+        text = f"error[{self.code}]: {self.message}"
+        return f"{text} — {self.action}" if self.action else text
+
+
+class NotFound(FleetError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(FleetError):
+    code = "conflict"
+    status = 409
+
+
+class InvalidInput(FleetError):
+    code = "invalid_input"
+    status = 422
+
+
+class Unavailable(FleetError):
+    code = "unavailable"
+    status = 503

@@ -1,0 +1,89 @@
+"""Test isolation for the whole suite: a clean environment, a data dir and a database per test.
+
+The suite runs on SQLite by default. With `FLEET_DATABASE_URL=postgresql+asyncpg://...` every test that asks for
+`database_url` gets a fresh database on that server instead (CI runs the suite both ways). Tests never see the
+developer's FLEET_*/DSPY_*/DAYTONA_* variables or `.env`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+_SUITE_DB_URL = os.environ.get("FLEET_DATABASE_URL", "")
+if _SUITE_DB_URL.startswith("postgresql"):
+    os.environ.setdefault("FLEET_TEST_POSTGRES_URL", _SUITE_DB_URL)
+    os.environ["FLEET_TEST_DATABASE_KIND"] = "postgresql"
+for _name in list(os.environ):
+    if _name.startswith(("FLEET_", "DSPY_", "DAYTONA_")) and not _name.startswith("FLEET_TEST_"):
+        del os.environ[_name]
+
+POSTGRES_ADMIN_URL = os.environ.get("FLEET_TEST_POSTGRES_URL")
+SUITE_ON_POSTGRES = os.environ.get("FLEET_TEST_DATABASE_KIND") == "postgresql"
+
+
+def _asyncpg_dsn(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    assert POSTGRES_ADMIN_URL is not None
+    connection = await asyncpg.connect(_asyncpg_dsn(POSTGRES_ADMIN_URL))
+    try:
+        await connection.execute(sql)
+    finally:
+        await connection.close()
+
+
+def make_postgres_database() -> str:
+    """Create an empty database on the test server and return its URL."""
+    assert POSTGRES_ADMIN_URL is not None
+    name = f"fleet_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    base, _, _ = POSTGRES_ADMIN_URL.rpartition("/")
+    return f"{base}/{name}"
+
+
+def drop_postgres_database(url: str) -> None:
+    name = url.rpartition("/")[2]
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def database_url(data_dir: Path) -> Iterator[str]:
+    """SQLite in the test's data dir, or a fresh Postgres database when the suite runs on Postgres."""
+    if not SUITE_ON_POSTGRES:
+        yield f"sqlite+aiosqlite:///{data_dir / 'fleet.db'}"
+        return
+    url = make_postgres_database()
+    try:
+        yield url
+    finally:
+        drop_postgres_database(url)
+
+
+@pytest.fixture
+def settings(data_dir: Path, database_url: str):  # type: ignore[no-untyped-def]
+    from fleet_rlm.config import Settings
+
+    if SUITE_ON_POSTGRES:
+        from fleet_rlm.store import migrate
+
+        migrate.upgrade(database_url, "head")
+    return Settings(_env_file=None, data_dir=data_dir, database_url=database_url)  # type: ignore[call-arg]
