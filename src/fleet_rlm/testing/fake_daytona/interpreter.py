@@ -158,9 +158,7 @@ class InterpreterContext:
             message = await self._protocol.get()
             if message is None:
                 self._protocol.put_nowait(None)
-                await emit(
-                    {"type": "error", "name": "ContextDied", "value": "interpreter exited", "traceback": ""}
-                )
+                await emit({"type": "error", "name": "ContextDied", "value": "interpreter exited", "traceback": ""})
                 return True
             if message.get("type") == "done":
                 return True

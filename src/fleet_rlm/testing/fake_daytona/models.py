@@ -112,9 +112,7 @@ class SandboxRecord:
         self.updated_at = now_iso()
 
     def desired_state(self) -> str:
-        return {"stopped": "stopped", "destroyed": "destroyed", "archived": "archived"}.get(
-            self.state, "started"
-        )
+        return {"stopped": "stopped", "destroyed": "destroyed", "archived": "archived"}.get(self.state, "started")
 
     def list_item(self) -> dict[str, Any]:
         """The fields shared by the list item and the full sandbox DTO."""

@@ -41,7 +41,9 @@ class FakeDaytonaServer:
     ) -> None:
         self.api_key = api_key or "fake-" + secrets.token_hex(12)
         self.host = host
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is TCP;
+        # without it Nagle + delayed ACKs add ~40 ms to every second small WebSocket frame.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self.port = self._sock.getsockname()[1]
@@ -59,6 +61,7 @@ class FakeDaytonaServer:
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def api_url(self) -> str:
@@ -82,12 +85,23 @@ class FakeDaytonaServer:
         asyncio.run(self._serve())
 
     async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
             self.state.close()
 
+    async def _close_state(self) -> None:
+        self.state.close()
+
     def stop(self) -> None:
+        # Kill sandbox processes first: open log streams and interpreter runs then end normally, so the server
+        # does not have to cancel them at shutdown.
+        if self._loop is not None and self._loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(self._close_state(), self._loop).result(timeout=15)
+            except (RuntimeError, TimeoutError):
+                pass
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=15)

@@ -151,7 +151,7 @@ class ShellSession:
         for name in ("stdin", "stdout", "stderr"):
             os.mkfifo(paths[name])
         paths["script.sh"].write_text(self.fs.rewrite(command) + "\n", encoding="utf-8")
-        cmd.input_fd = os.open(paths["stdin"], os.O_RDWR)
+        cmd.input_fd = os.open(paths["stdin"], os.O_RDWR | os.O_NONBLOCK)
         readers = [
             threading.Thread(target=_pump, args=(paths["stdout"], STDOUT_PREFIX, cmd.log), daemon=True),
             threading.Thread(target=_pump, args=(paths["stderr"], STDERR_PREFIX, cmd.log), daemon=True),
@@ -214,7 +214,14 @@ class ShellSession:
                 raise daemon_error(410, "command has already completed", "COMMAND_ALREADY_COMPLETED")
             if not cmd.suppress_echo:  # echoed first so the log order is deterministic
                 cmd.log.append(STDOUT_PREFIX, payload)
-            await asyncio.to_thread(os.write, fd, payload)
+            view = memoryview(payload)
+            while view:  # non-blocking fd: a full pipe (command not reading) must not stall the event loop
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    await asyncio.sleep(0.005)
+                except OSError as exc:  # the command ended (and its stdin closed) while we waited
+                    raise daemon_error(410, "command has already completed", "COMMAND_ALREADY_COMPLETED") from exc
 
     def close(self) -> None:
         """Kill the shell and everything it started (its process group)."""

@@ -185,9 +185,7 @@ class FakeState:
         runtime = self.runtime(sandbox_id)
         if session_id in runtime.sessions:
             raise FakeDaytonaError(409, f"session {session_id} already exists", source="DAYTONA_DAEMON")
-        session = ShellSession(
-            session_id, runtime.fs, self.environment(sandbox_id), asyncio.get_running_loop()
-        )
+        session = ShellSession(session_id, runtime.fs, self.environment(sandbox_id), asyncio.get_running_loop())
         runtime.sessions[session_id] = session
         return session
 
