@@ -51,9 +51,7 @@ def upgrade() -> None:
         sa.Column("rows", sa.JSON(none_as_null=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_datasets_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_datasets_user_id_users"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_datasets")),
         sa.UniqueConstraint("user_id", "module", "name", name=op.f("uq_datasets_user_id_module_name")),
     )
@@ -178,9 +176,7 @@ def upgrade() -> None:
         sa.Column("last_run_id", sa.String(length=32), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_sessions_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_sessions_user_id_users"), ondelete="CASCADE"),
         sa.ForeignKeyConstraint(
             ["workspace_id"],
             ["workspaces.id"],
@@ -190,9 +186,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sessions")),
     )
     with op.batch_alter_table("sessions", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_sessions_user_id_updated_at"), ["user_id", "updated_at"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_sessions_user_id_updated_at"), ["user_id", "updated_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_sessions_workspace_id"), ["workspace_id"], unique=False)
 
     op.create_table(
@@ -223,9 +217,7 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("attachments", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_attachments_session_id"), ["session_id"], unique=False)
-        batch_op.create_index(
-            batch_op.f("ix_attachments_user_id_sha256"), ["user_id", "sha256"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_attachments_user_id_sha256"), ["user_id", "sha256"], unique=False)
 
     op.create_table(
         "turns",
@@ -275,22 +267,14 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["session_id"], ["sessions.id"], name=op.f("fk_runs_session_id_sessions"), ondelete="CASCADE"
         ),
-        sa.ForeignKeyConstraint(
-            ["turn_id"], ["turns.id"], name=op.f("fk_runs_turn_id_turns"), ondelete="SET NULL"
-        ),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_runs_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["turn_id"], ["turns.id"], name=op.f("fk_runs_turn_id_turns"), ondelete="SET NULL"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_runs_user_id_users"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_runs")),
         sa.UniqueConstraint("user_id", "idempotency_key", name=op.f("uq_runs_user_id_idempotency_key")),
     )
     with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_runs_session_id_created_at"), ["session_id", "created_at"], unique=False
-        )
-        batch_op.create_index(
-            batch_op.f("ix_runs_status_heartbeat_at"), ["status", "heartbeat_at"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_runs_session_id_created_at"), ["session_id", "created_at"], unique=False)
+        batch_op.create_index(batch_op.f("ix_runs_status_heartbeat_at"), ["status", "heartbeat_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_runs_turn_id"), ["turn_id"], unique=False)
 
     op.create_table(
@@ -305,15 +289,11 @@ def upgrade() -> None:
         sa.Column("sha256", sa.String(length=64), nullable=False),
         sa.Column("media_type", sa.String(length=255), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["runs.id"], name=op.f("fk_artifacts_run_id_runs"), ondelete="SET NULL"
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_artifacts_run_id_runs"), ondelete="SET NULL"),
         sa.ForeignKeyConstraint(
             ["session_id"], ["sessions.id"], name=op.f("fk_artifacts_session_id_sessions"), ondelete="CASCADE"
         ),
-        sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"], name=op.f("fk_artifacts_user_id_users"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_artifacts_user_id_users"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_artifacts")),
     )
     with op.batch_alter_table("artifacts", schema=None) as batch_op:
@@ -332,9 +312,7 @@ def upgrade() -> None:
         sa.Column("actor", sa.String(length=255), nullable=True),
         sa.Column("parent_id", sa.String(length=64), nullable=True),
         sa.Column("payload", sa.JSON(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["runs.id"], name=op.f("fk_run_events_run_id_runs"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_run_events_run_id_runs"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_run_events")),
         sa.UniqueConstraint("run_id", "seq", name=op.f("uq_run_events_run_id_seq")),
     )

@@ -53,9 +53,7 @@ async def test_seq_is_per_run(db: Database, run_id: str) -> None:
 
 
 async def test_batch_append_and_resume_after_seq(db: Database, run_id: str) -> None:
-    batch = [
-        events.NewEvent(type="code", payload={"n": n}, depth=1, actor="rlm", parent_id="p1") for n in range(7)
-    ]
+    batch = [events.NewEvent(type="code", payload={"n": n}, depth=1, actor="rlm", parent_id="p1") for n in range(7)]
     async with db.transaction() as s:
         rows = await events.append_events(s, run_id=run_id, events=batch)
         assert [r.seq for r in rows] == list(range(1, 8))

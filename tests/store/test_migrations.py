@@ -3,6 +3,7 @@ policies (SQLite self-migrates, Postgres refuses to start behind head) and their
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,24 @@ async def test_open_database_follows_the_backend_policy(db_url: str, is_sqlite: 
         await migrate.upgrade_async(db_url)
         database = await open_database(db_url)
         await database.dispose()
+
+
+async def test_concurrent_first_starts_migrate_once(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'race' / 'fleet.db'}"
+    results = await asyncio.gather(*(migrate.ensure_sqlite_schema_async(url) for _ in range(4)))
+    assert results == [migrate.head()] * 4
+    assert await migrate.current_async(url) == migrate.head()
+
+
+async def test_a_failing_sqlite_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'fleet.db'}"
+    engine = create_engine(url, pooled=False)
+    try:
+        async with engine.begin() as conn:  # a table the migration will collide with halfway through
+            await conn.execute(sa.text("CREATE TABLE sessions (id TEXT PRIMARY KEY)"))
+    finally:
+        await engine.dispose()
+    with pytest.raises(sa.exc.OperationalError, match="already exists"):
+        await migrate.upgrade_async(url)
+    assert await migrate.current_async(url) is None
+    assert await _tables(url) == {"sessions"}  # users, workspaces... created before the failure were rolled back

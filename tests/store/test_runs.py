@@ -45,9 +45,7 @@ async def test_idempotency_key_returns_the_same_run_or_conflicts(db: Database) -
     async with db.transaction() as s:  # keys are per user; no key means always new
         other = await users.get_or_create_user(s, name="bob")
         other_chat = await sessions.create_session(s, user_id=other.id)
-        theirs, created = await runs.create_run(
-            s, user_id=other.id, session_id=other_chat.id, idempotency_key="k1"
-        )
+        theirs, created = await runs.create_run(s, user_id=other.id, session_id=other_chat.id, idempotency_key="k1")
         assert created and theirs.id != first.id
         a, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
         b, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
@@ -64,15 +62,9 @@ async def test_status_lifecycle_stamps_times_and_refuses_leaving_terminal(db: Da
         assert run.status == "queued" and run.started_at is None
     async with db.transaction() as s:
         running = await runs.set_run_status(s, run_id=run.id, status="running", owner="pid-1@host")
-        assert (
-            running.started_at is not None
-            and running.heartbeat_at is not None
-            and running.owner == "pid-1@host"
-        )
+        assert running.started_at is not None and running.heartbeat_at is not None and running.owner == "pid-1@host"
     async with db.transaction() as s:
-        done = await runs.set_run_status(
-            s, run_id=run.id, status="succeeded", usage={"tokens": 12}, error=None
-        )
+        done = await runs.set_run_status(s, run_id=run.id, status="succeeded", usage={"tokens": 12}, error=None)
     assert done.status == "succeeded" and done.finished_at is not None and done.usage == {"tokens": 12}
     assert done.finished_at >= done.started_at  # type: ignore[operator]
     async with db.transaction() as s:

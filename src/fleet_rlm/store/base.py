@@ -38,14 +38,10 @@ def id_field() -> Any:
     return Field(default_factory=new_id, primary_key=True, sa_type=ID)
 
 
-def fk_field(
-    target: str, *, ondelete: OnDelete = "CASCADE", nullable: bool = False, index: bool = True
-) -> Any:
+def fk_field(target: str, *, ondelete: OnDelete = "CASCADE", nullable: bool = False, index: bool = True) -> Any:
     """A foreign key to `<table>.id`, indexed by default (every FK here is also a lookup path)."""
     if nullable:
-        return Field(
-            default=None, foreign_key=target, ondelete=ondelete, nullable=True, index=index, sa_type=ID
-        )
+        return Field(default=None, foreign_key=target, ondelete=ondelete, nullable=True, index=index, sa_type=ID)
     return Field(foreign_key=target, ondelete=ondelete, nullable=False, index=index, sa_type=ID)
 
 
@@ -59,9 +55,7 @@ def created_field() -> Any:
 
 
 def updated_field() -> Any:
-    return Field(
-        default_factory=utcnow, nullable=False, sa_type=UTCDateTime(), sa_column_kwargs={"onupdate": utcnow}
-    )
+    return Field(default_factory=utcnow, nullable=False, sa_type=UTCDateTime(), sa_column_kwargs={"onupdate": utcnow})
 
 
 def time_field(*, index: bool = False) -> Any:

@@ -17,9 +17,7 @@ class SchemaBehindError(StoreError):
     def __init__(self, current: str | None, head: str) -> None:
         self.current = current
         self.head = head
-        super().__init__(
-            f"database schema is at {current or 'empty'}, code needs {head}: run `fleet-rlm db upgrade`"
-        )
+        super().__init__(f"database schema is at {current or 'empty'}, code needs {head}: run `fleet-rlm db upgrade`")
 
 
 class SchemaUnknownError(StoreError):
@@ -30,9 +28,7 @@ class SchemaUnknownError(StoreError):
     def __init__(self, current: str, head: str) -> None:
         self.current = current
         self.head = head
-        super().__init__(
-            f"database schema is at {current}, unknown to this version (head {head}): upgrade fleet-rlm"
-        )
+        super().__init__(f"database schema is at {current}, unknown to this version (head {head}): upgrade fleet-rlm")
 
 
 class IdempotencyConflictError(StoreError):

@@ -63,17 +63,21 @@ def is_known_revision(revision: str) -> bool:
         return False
 
 
-async def _on_connection(url: str, fn: Callable[[Connection], T]) -> T:
+async def _on_connection(url: str, fn: Callable[[Connection], T], *, write: bool = False) -> T:
     """Run `fn(sync_connection)` in one committed transaction on a throwaway NullPool engine.
 
-    On SQLite foreign keys are switched off for the connection (batch mode recreates tables, which would
-    otherwise cascade deletes); the engine is disposed afterwards so no such connection is ever reused.
+    SQLite: foreign keys are off for this connection (batch mode recreates tables, which would otherwise
+    cascade deletes) and, for writes, the transaction starts with BEGIN IMMEDIATE. That makes a migration
+    atomic (the driver would otherwise autocommit each DDL statement) and serializes processes that start
+    on the same fresh file. The engine is disposed afterwards, so no such connection is reused.
     """
     engine = create_engine(url, pooled=False)
     try:
         async with engine.connect() as conn:
             if backend_of(url) == "sqlite":
                 await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                if write:
+                    await conn.exec_driver_sql("BEGIN IMMEDIATE")
             result = await conn.run_sync(fn)
             await conn.commit()
             return result
@@ -81,7 +85,7 @@ async def _on_connection(url: str, fn: Callable[[Connection], T]) -> T:
         await engine.dispose()
 
 
-def _command(url: str, action: Callable[[Config], None]) -> Callable[[Connection], None]:
+def _with_config(url: str, action: Callable[[Config], None]) -> Callable[[Connection], None]:
     def run(connection: Connection) -> None:
         cfg = alembic_config(url)
         cfg.attributes["connection"] = connection
@@ -90,17 +94,26 @@ def _command(url: str, action: Callable[[Config], None]) -> Callable[[Connection
     return run
 
 
+def _revision_of(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _check_known(rev: str | None, code_head: str) -> None:
+    if rev is not None and rev != code_head and not is_known_revision(rev):
+        raise SchemaUnknownError(rev, code_head)
+
+
 async def upgrade_async(url: str, revision: str = "head") -> None:
-    await _on_connection(url, _command(url, lambda cfg: command.upgrade(cfg, revision)))
+    await _on_connection(url, _with_config(url, lambda cfg: command.upgrade(cfg, revision)), write=True)
 
 
 async def downgrade_async(url: str, revision: str) -> None:
-    await _on_connection(url, _command(url, lambda cfg: command.downgrade(cfg, revision)))
+    await _on_connection(url, _with_config(url, lambda cfg: command.downgrade(cfg, revision)), write=True)
 
 
 async def current_async(url: str) -> str | None:
     """The revision stamped in the database, None when it was never migrated."""
-    return await _on_connection(url, lambda conn: MigrationContext.configure(conn).get_current_revision())
+    return await _on_connection(url, _revision_of)
 
 
 async def assert_at_head_async(url: str) -> str:
@@ -108,26 +121,32 @@ async def assert_at_head_async(url: str) -> str:
     code_head = head()
     rev = await current_async(url)
     if rev == code_head:
-        return rev
-    if rev is not None and not is_known_revision(rev):
-        raise SchemaUnknownError(rev, code_head)
+        return code_head
+    _check_known(rev, code_head)
     raise SchemaBehindError(rev, code_head)
 
 
 async def ensure_sqlite_schema_async(url: str) -> str:
-    """Create the SQLite file's directory and upgrade to head if behind; returns the head revision."""
+    """Create the SQLite file's directory and upgrade to head if behind; returns the head revision.
+
+    The check and the upgrade share one locked transaction, so concurrent first starts migrate once.
+    """
     if backend_of(url) != "sqlite":
         raise ValueError("ensure_sqlite_schema only migrates SQLite; Postgres needs `fleet-rlm db upgrade`")
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     code_head = head()
-    rev = await current_async(url)
-    if rev == code_head:
-        return rev
-    if rev is not None and not is_known_revision(rev):
-        raise SchemaUnknownError(rev, code_head)
-    await upgrade_async(url, "head")
+    if await current_async(url) == code_head:  # the common case: no write lock needed
+        return code_head
+
+    def ensure(connection: Connection) -> None:
+        rev = _revision_of(connection)
+        _check_known(rev, code_head)
+        if rev != code_head:
+            _with_config(url, lambda cfg: command.upgrade(cfg, "head"))(connection)
+
+    await _on_connection(url, ensure, write=True)
     return code_head
 
 

@@ -38,9 +38,7 @@ class UTCDateTime(sa.TypeDecorator[datetime]):
         if value is None:
             return None
         if value.utcoffset() is None:
-            raise ValueError(
-                "naive datetime given to the store: use fleet_rlm.store.types.utcnow() or tz-aware"
-            )
+            raise ValueError("naive datetime given to the store: use fleet_rlm.store.types.utcnow() or tz-aware")
         return value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:

@@ -21,9 +21,7 @@ def normalize_url(url: str) -> str:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend not in _ASYNC_DRIVERS:
-        raise ValueError(
-            f"unsupported database {backend!r}: use sqlite+aiosqlite:// or postgresql+asyncpg://"
-        )
+        raise ValueError(f"unsupported database {backend!r}: use sqlite+aiosqlite:// or postgresql+asyncpg://")
     driver = _ASYNC_DRIVERS[backend]
     if parsed.drivername != driver:
         parsed = parsed.set(drivername=driver)

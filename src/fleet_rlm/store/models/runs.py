@@ -68,9 +68,7 @@ class RunEvent(StoreModel, table=True):
 
     __tablename__ = "run_events"
 
-    id: int | None = Field(
-        default=None, primary_key=True, sa_type=sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-    )
+    id: int | None = Field(default=None, primary_key=True, sa_type=sa.BigInteger().with_variant(sa.Integer(), "sqlite"))
     run_id: str = fk_field("runs.id", index=False)  # covered by uq(run_id, seq)
     seq: int = int_field()
     type: str = str_field(64)

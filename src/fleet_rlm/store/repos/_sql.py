@@ -32,9 +32,7 @@ class Unset:
 UNSET: Any = Unset()
 
 
-async def insert_ignoring_conflict(
-    session: AsyncSession, row: SQLModel, *, conflict_columns: list[str]
-) -> bool:
+async def insert_ignoring_conflict(session: AsyncSession, row: SQLModel, *, conflict_columns: list[str]) -> bool:
     """INSERT `row` unless it violates the unique index on `conflict_columns`; True if it was inserted.
 
     Used for get-or-create under concurrency: unlike try/except IntegrityError it never aborts the

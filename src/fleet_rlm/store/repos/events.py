@@ -92,9 +92,7 @@ async def append_event(
     return row
 
 
-async def list_events(
-    session: AsyncSession, *, run_id: str, after_seq: int = 0, limit: int = 500
-) -> list[RunEvent]:
+async def list_events(session: AsyncSession, *, run_id: str, after_seq: int = 0, limit: int = 500) -> list[RunEvent]:
     """Events with seq > `after_seq` in order (resume a stream from the last seq a client saw)."""
     limit = max(1, min(limit, MAX_LIST))
     result = await session.execute(

@@ -137,10 +137,7 @@ async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = N
     if owner is not None:
         conditions.append(col(Run.owner) == owner)
     result: Any = await session.execute(
-        update(Run)
-        .where(*conditions)
-        .values(heartbeat_at=utcnow())
-        .execution_options(synchronize_session=False)
+        update(Run).where(*conditions).values(heartbeat_at=utcnow()).execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)
 

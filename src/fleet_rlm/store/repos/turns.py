@@ -26,9 +26,7 @@ async def get_turn(session: AsyncSession, *, turn_id: str) -> Turn | None:
 
 
 async def list_turns(session: AsyncSession, *, session_id: str) -> list[Turn]:
-    result = await session.execute(
-        select(Turn).where(col(Turn.session_id) == session_id).order_by(col(Turn.index))
-    )
+    result = await session.execute(select(Turn).where(col(Turn.session_id) == session_id).order_by(col(Turn.index)))
     return list(result.scalars())
 
 

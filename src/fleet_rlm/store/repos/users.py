@@ -23,9 +23,7 @@ async def get_or_create_user(session: AsyncSession, *, name: str, display_name: 
     existing = await get_user_by_name(session, name=name)
     if existing is not None:
         return existing
-    await insert_ignoring_conflict(
-        session, User(name=name, display_name=display_name), conflict_columns=["name"]
-    )
+    await insert_ignoring_conflict(session, User(name=name, display_name=display_name), conflict_columns=["name"])
     user = await get_user_by_name(session, name=name)
     if user is None:  # pragma: no cover - the row was just inserted or already existed
         raise RuntimeError(f"user {name!r} vanished during get_or_create")
