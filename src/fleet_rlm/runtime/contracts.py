@@ -1,0 +1,142 @@
+"""What crosses the boundary between the runtime and its callers (API, CLI, benchmarks).
+
+The runtime is handed a `TurnRequest`, an `EventSink` and a `CancelToken`, runs the turn synchronously on a worker
+thread (never on the server's event loop) and returns a `TurnResult`. It never touches the database: the caller's
+sink persists each event (assigning `seq`) before publishing it to live subscribers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from fleet_rlm.config import ExecutionMode
+
+if TYPE_CHECKING:
+    from fleet_rlm.events import Event
+
+SourceKind = Literal["text", "file", "url", "repo", "path"]
+TurnStatus = Literal["succeeded", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class ContextSource:
+    """One piece of context the user gave. Which fields matter depends on `kind`.
+
+    text: `text` (pasted), `name` optional. file: `path` on the host (an uploaded attachment), `name`,
+    `media_type`. url: `url`. repo: `url` + optional `ref`. path: `path` relative to the workspace root.
+    """
+
+    kind: SourceKind
+    name: str = ""
+    text: str | None = None
+    path: str | None = None
+    url: str | None = None
+    ref: str | None = None
+    media_type: str | None = None
+    attachment_id: str | None = None
+
+
+@dataclass(frozen=True)
+class HistoryTurn:
+    """A committed earlier turn of the session."""
+
+    user_message: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """Per-turn knobs; `None` means the setting's default."""
+
+    execution_mode: ExecutionMode = "auto"
+    batch_concurrency: int | None = None
+    max_depth: int | None = None
+    max_iters: int | None = None
+    max_llm_calls: int | None = None
+    turn_timeout_s: float | None = None
+    max_output_chars: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    skills: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    run_id: str
+    session_id: str
+    user_id: str
+    workspace_id: str
+    workspace_dir: Path
+    task: str
+    options: TurnOptions = field(default_factory=TurnOptions)
+    sources: tuple[ContextSource, ...] = ()
+    history: tuple[HistoryTurn, ...] = ()
+    session_summary: str = ""
+    program_versions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TurnResult:
+    status: TurnStatus
+    answer: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    execution_mode: ExecutionMode = "auto"
+    program_version: str | None = None
+    summary: str = ""
+
+
+class EventSink(Protocol):
+    """Receives every event of a turn in emission order; must be thread-safe (children emit from threads)."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+class CancelToken:
+    """A cancel request seen by the running turn. Callbacks let blocked work (a cell, an LM call) stop early."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self.reason: str = ""
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled by request") -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a failing interrupt must not stop the others
+                pass
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Register `callback`; runs at once if already cancelled. Returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
