@@ -33,6 +33,7 @@ class SnapshotRecord:
     mem: int = 1
     disk: int = 3
     entrypoint: list[str] | None = None
+    dockerfile: str | None = None
     state: str = "active"
     id: str = field(default_factory=new_id)
     created_at: str = field(default_factory=now_iso)

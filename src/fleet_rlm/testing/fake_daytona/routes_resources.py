@@ -1,8 +1,8 @@
 """Snapshot and volume routes (/api/snapshots..., /api/volumes...).
 
-Snapshots are registered instantly as "active" (there is no image build); only image names are supported, not
-declarative `Image` builds (those need object-storage uploads). A volume is a host directory under the
-server's root; sandboxes mount it (or a subpath of it) at a guest path.
+Snapshots are registered instantly as "active": nothing is built, the image name or Dockerfile is only
+recorded (declarative `Image`s with local context files would need object-storage uploads: unsupported).
+A volume is a host directory under the server's root; sandboxes mount it (or a subpath of it) at a guest path.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ async def create_snapshot(request: Request) -> Response:
     body = await json_body(request)
     if not body.get("name"):
         raise FakeDaytonaError(400, "name is required")
-    if body.get("buildInfo"):
-        raise FakeDaytonaError(400, "the fake Daytona server only supports snapshots from an image name")
     snapshot = SnapshotRecord(
         name=body["name"],
         image_name=body.get("imageName"),
@@ -32,6 +30,7 @@ async def create_snapshot(request: Request) -> Response:
         mem=int(body.get("memory") or 1),
         disk=int(body.get("disk") or 3),
         entrypoint=body.get("entrypoint"),
+        dockerfile=(body.get("buildInfo") or {}).get("dockerfileContent"),
     )
     return JSONResponse(fake_state(request).add_snapshot(snapshot).to_dto())
 

@@ -46,6 +46,7 @@ class FakeDaytonaServer:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
+        self._sock.listen(128)  # connections made before uvicorn starts wait in the backlog
         self.port = self._sock.getsockname()[1]
         self._owns_root = root is None
         self.root = Path(tempfile.mkdtemp(prefix="fake-daytona-")) if root is None else root
