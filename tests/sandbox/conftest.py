@@ -31,9 +31,7 @@ MakeInterpreter = Callable[..., SandboxInterpreter]
 def make_interpreter(backend: str, tmp_path: Path) -> Iterator[MakeInterpreter]:
     created: list[SandboxInterpreter] = []
 
-    def make(
-        tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any
-    ) -> SandboxInterpreter:
+    def make(tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any) -> SandboxInterpreter:
         options.setdefault("cell_timeout_s", 10.0)
         factory = interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
         interp = factory()

@@ -50,9 +50,7 @@ class InterpreterFactory:
         self.session_id = session_id
         self.workspace_id = workspace_id or options.workspace_id
         self.isolation = resolve_isolation(options)  # refuses early when isolation is required but missing
-        guest_root = (
-            GUEST_ROOT if self.isolation == "bubblewrap" else str(options.workspaces_dir / self.workspace_id)
-        )
+        guest_root = GUEST_ROOT if self.isolation == "bubblewrap" else str(options.workspaces_dir / self.workspace_id)
         self.execution_instructions = execution_instructions(options, self.isolation, guest_root)
 
     def __call__(self) -> SandboxInterpreter:

@@ -93,10 +93,7 @@ class HostBridge:
         """llm_query_batched when only llm_query is registered: `batch_concurrency` prompts at a time."""
         if not isinstance(prompts, list):
             raise TypeError("llm_query_batched expects a list of prompts")
-        futures = [
-            self._batch.submit(contextvars.copy_context().run, self.call, "llm_query", [p], {})
-            for p in prompts
-        ]
+        futures = [self._batch.submit(contextvars.copy_context().run, self.call, "llm_query", [p], {}) for p in prompts]
         return [f.result() for f in futures]
 
     def close(self) -> None:

@@ -84,9 +84,7 @@ class SandboxInterpreter:
     def execution_instructions(self) -> str:
         session = self._session
         isolation = session.isolation if session else "bubblewrap"
-        return execution_instructions(
-            self.options, isolation, session.guest_root if session else "/workspace"
-        )
+        return execution_instructions(self.options, isolation, session.guest_root if session else "/workspace")
 
     @property
     def isolation(self) -> str | None:
@@ -108,9 +106,7 @@ class SandboxInterpreter:
             session.wait_ready()
             return session
         except FleetError as exc:
-            raise CodeInterpreterError(
-                f"[{exc.code}] {exc.message} — {exc.action or ''}".rstrip(" —")
-            ) from exc
+            raise CodeInterpreterError(f"[{exc.code}] {exc.message} — {exc.action or ''}".rstrip(" —")) from exc
         except WorkerLost as exc:
             raise CodeInterpreterError(f"sandbox unavailable: {exc.reason}") from exc
 
@@ -166,16 +162,11 @@ class SandboxInterpreter:
         bad = [
             name
             for name in [*self.tools, *variables]
-            if not isinstance(name, str)
-            or not name.isidentifier()
-            or keyword.iskeyword(name)
-            or name in RESERVED
+            if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) or name in RESERVED
         ]
         clash = sorted(set(self.tools) & set(variables))
         if bad or clash:
-            raise CodeInterpreterError(
-                f"invalid tool/variable names {bad + clash}: use non-reserved identifiers"
-            )
+            raise CodeInterpreterError(f"invalid tool/variable names {bad + clash}: use non-reserved identifiers")
 
     def _run(self, session: WorkerSession, code: str, variables: dict[str, Any]) -> CellResult:
         self._bridge.bind_context(contextvars.copy_context())

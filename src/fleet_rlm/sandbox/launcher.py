@@ -15,11 +15,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fleet_rlm.errors import Unavailable
 from fleet_rlm.sandbox.options import SandboxOptions
@@ -134,9 +139,43 @@ def bwrap_argv(
     argv += _system_binds()
     argv += [*_traversable_parents(GUEST_WORKER), "--ro-bind", str(WORKER_FILE), GUEST_WORKER]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += ["--perms", "1777", "--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     argv += ["--bind", str(roots.host_root), GUEST_ROOT, "--chdir", GUEST_ROOT]
     return [*argv, python_executable(), "-I", "-B", GUEST_WORKER, *worker_args]
+
+
+class _Spawner:
+    """Starts every worker from one long-lived thread.
+
+    `--die-with-parent` uses PR_SET_PDEATHSIG, which fires when the *thread* that forked bwrap exits, not the
+    process. Workers started from pool threads or request threads would die with them, so all forks happen on
+    this daemon thread, which lives as long as the host process.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _loop(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    def popen(self, argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="sandbox-spawner", daemon=True)
+                self._thread.start()
+        future: Future[subprocess.Popen[bytes]] = Future()
+        self._jobs.put((lambda: subprocess.Popen(argv, **kwargs), future))
+        return future.result()
+
+
+_spawner = _Spawner()
 
 
 @dataclass
@@ -194,7 +233,7 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root}
         cwd = str(roots.host_root)
     try:
-        process = subprocess.Popen(
+        process = _spawner.popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -184,9 +184,7 @@ class SandboxPool:
         expired: list[WorkerSession] = []
         with self._lock:
             for session_id, lease in list(self._leases.items()):
-                if not lease.busy and (
-                    now - lease.last_used > self.idle_timeout_s or not lease.session.alive()
-                ):
+                if not lease.busy and (now - lease.last_used > self.idle_timeout_s or not lease.session.alive()):
                     expired.append(self._leases.pop(session_id).session)
         for session in expired:
             session.close()

@@ -48,9 +48,7 @@ def validate_workspace_id(workspace_id: str) -> str:
     return workspace_id
 
 
-def ensure_roots(
-    workspaces_dir: Path, workspace_id: str, *, sandbox_gid: int | None = None
-) -> WorkspaceRoots:
+def ensure_roots(workspaces_dir: Path, workspace_id: str, *, sandbox_gid: int | None = None) -> WorkspaceRoots:
     """Create the roots (idempotent). With `sandbox_gid`, make them group-writable for unprivileged workers.
 
     When the host runs as root, each sandbox runs under its own uid (so RLIMIT_NPROC applies) and a shared

@@ -68,11 +68,11 @@ def describe_exit(handle: WorkerHandle) -> str:
             code = None
     if code is None:
         return "the sandbox process stopped responding"
+    if code > 128 and handle.isolation == "bubblewrap":
+        code = 128 - code  # bwrap reports a child killed by signal N as exit status 128 + N
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-        hint = {"SIGXCPU": " (CPU-time limit reached)", "SIGKILL": " (killed, e.g. out of memory)"}.get(
-            name, ""
-        )
+        hint = {"SIGXCPU": " (CPU-time limit reached)", "SIGKILL": " (killed, e.g. out of memory)"}.get(name, "")
         return f"the sandbox process was terminated by {name}{hint}"
     return f"the sandbox process exited with status {code}"
 

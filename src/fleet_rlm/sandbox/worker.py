@@ -23,6 +23,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 import traceback
 
 PREFIX = struct.Struct(">II")
@@ -103,6 +104,7 @@ class Capture:
         self.total = 0
 
     def __enter__(self):
+        _reopen_std_fds()  # a cell may have closed 0-2; the pipe must not land on them
         read_fd, write_fd = os.pipe()
         os.set_inheritable(write_fd, False)
         _flush_std()
@@ -153,6 +155,17 @@ class Capture:
         return head + tail.decode("utf-8", "replace"), 0
 
 
+def _reopen_std_fds():
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+
+
 def _text_stream(fd):
     raw = io.FileIO(fd, "w", closefd=False)
     return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
@@ -201,8 +214,9 @@ def jsonable(value):
 
 
 class Worker:
-    def __init__(self, channel, workspace):
+    def __init__(self, channel, workspace, dedicated_uid=False):
         self.channel = channel
+        self.dedicated_uid = dedicated_uid
         self.commands: queue.Queue = queue.Queue()
         self.pending = {}
         self.pending_lock = threading.Lock()
@@ -363,6 +377,8 @@ class Worker:
                 with self.cell_lock:
                     self.cell_active = False
         result["output"], result["omitted"] = capture.text()
+        if result.get("kind") == "interrupted" and self.dedicated_uid:
+            _reap_stragglers()
         return result
 
     def _exec(self, code, filename):
@@ -398,9 +414,35 @@ class Worker:
                 if kind == "fatal":
                     return
                 if kind == "exec":
-                    self.channel.send(self.run_cell(header, body))
+                    try:
+                        result = self.run_cell(header, body)
+                    except Exception as exc:  # e.g. no thread for the capture: process limit reached
+                        result = {"t": "done", "id": header.get("id"), "kind": "error", "output": ""}
+                        result["error"] = f"{type(exc).__name__}: {exc} (the cell did not run)"
+                        if self.dedicated_uid:
+                            _reap_stragglers()
+                    self.channel.send(result)
             except KeyboardInterrupt:
                 continue
+
+
+def _reap_stragglers():
+    """After a timed-out cell, kill every other process of this sandbox (fork bombs, runaway children).
+
+    Only with a dedicated uid inside a PID namespace: there kill(-1) reaches exactly this sandbox's processes.
+    """
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        return
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:  # reap our own children: zombies still count against RLIMIT_NPROC
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
 
 
 def _safe_repr(value):
@@ -476,7 +518,8 @@ def main(argv):
         os.chdir(workspace)
     except OSError:
         pass
-    worker = Worker(Channel(in_fd, out_fd), workspace)
+    dedicated = opts["--uid"] is not None and os.getuid() == int(opts["--uid"])
+    worker = Worker(Channel(in_fd, out_fd), workspace, dedicated_uid=dedicated)
     try:
         worker.serve()
     finally:

@@ -1,0 +1,104 @@
+"""Pool: warm leases, per-session reuse, ephemeral leases when busy, idle release, dead workers, no orphans."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from fleet_rlm.sandbox import SandboxOptions, SandboxPool
+from fleet_rlm.sandbox.session import WorkerSession
+
+
+def _run(session: WorkerSession, code: str) -> str:
+    result = session.run_cell(code, {}, tools=[], output_fields=None, on_call=lambda frame: None)
+    return result.output.strip() or str(result.header.get("error"))
+
+
+@pytest.fixture
+def pool(options: SandboxOptions) -> SandboxPool:
+    p = SandboxPool(options, size=2, idle_timeout_s=0.3)
+    yield p  # type: ignore[misc]
+    p.shutdown()
+
+
+def test_prewarm_gives_warm_leases(pool: SandboxPool) -> None:
+    pool.prewarm("ws1", wait=True)
+    assert pool.stats()["spares"] == 2
+    session = pool.lease("a", "ws1")
+    assert session.alive() and session.workspace_id == "ws1"
+    assert time.monotonic() - session.started_at > 0  # it was started before the lease
+    pool.release("a", session)
+
+
+def test_session_reuses_worker_and_state(pool: SandboxPool) -> None:
+    first = pool.lease("s", "ws")
+    _run(first, "x = 5")
+    pool.release("s", first)
+    second = pool.lease("s", "ws")
+    assert second is first and _run(second, "print(x)") == "5"
+    nested = pool.lease("s", "ws")  # busy: an ephemeral worker, closed on release
+    assert nested is not first
+    pool.release("s", nested)
+    assert not nested.alive()
+    pool.release("s", second)
+
+
+def test_idle_session_released_and_dead_replaced(pool: SandboxPool) -> None:
+    session = pool.lease("idle", "ws")
+    pool.release("idle", session)
+    deadline = time.monotonic() + 5
+    while session.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not session.alive()
+    fresh = pool.lease("idle", "ws")
+    assert fresh is not session and fresh.alive()
+    fresh.handle.kill()
+    pool.release("idle", fresh)
+    again = pool.lease("idle", "ws")
+    assert again is not fresh and again.alive()
+    pool.release("idle", again)
+
+
+def test_other_workspace_gets_its_own_worker(pool: SandboxPool, tmp_path: Path) -> None:
+    a = pool.lease(None, "alpha")
+    b = pool.lease(None, "beta")
+    _run(a, "open(WORKSPACE_ROOT + '/artifacts/a.txt', 'w').write('a')")
+    assert _run(b, "import os\nprint(os.listdir(WORKSPACE_ROOT + '/artifacts'))") == "[]"
+    pool.release(None, a)
+    pool.release(None, b)
+
+
+def test_shutdown_leaves_no_processes(options: SandboxOptions) -> None:
+    pool = SandboxPool(options, size=2)
+    pool.prewarm("ws", wait=False)
+    session = pool.lease("s", "ws")
+    pids = [session.handle.process.pid]  # type: ignore[attr-defined]
+    pool.shutdown()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    assert not session.alive()
+
+
+def test_worker_outlives_the_thread_that_started_it(options: SandboxOptions) -> None:
+    """PR_SET_PDEATHSIG follows the forking *thread*; workers must not die when a pool thread exits."""
+    import threading
+
+    box: list[WorkerSession] = []
+    thread = threading.Thread(target=lambda: box.append(_started(options)))
+    thread.start()
+    thread.join()
+    time.sleep(0.3)
+    try:
+        assert box[0].alive() and _run(box[0], "print('alive')") == "alive"
+    finally:
+        box[0].close()
+
+
+def _started(options: SandboxOptions) -> WorkerSession:
+    session = WorkerSession(options, "ws")
+    session.wait_ready()
+    return session
