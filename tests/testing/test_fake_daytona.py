@@ -23,6 +23,11 @@ from daytona import (
 )
 
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer
+from fleet_rlm.testing.fake_daytona.fsmap import bwrap_available
+
+# Without bubblewrap the fake runs commands with host paths (cwd is the mapped host dir), so exact guest cwd
+# checks only hold in a mount namespace.
+requires_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap not usable here")
 
 SNAPSHOT = "fleet-test-snapshot"
 
@@ -89,6 +94,7 @@ async def test_create_from_snapshot_with_labels_and_volume_then_find_by_labels(
     assert (await daytona.get(sandbox.id)).labels == {"fleet.session": "s-2"}
 
 
+@requires_bwrap
 async def test_exec_code_run_env_and_guest_paths(daytona: AsyncDaytona) -> None:
     params = CreateSandboxFromSnapshotParams(snapshot=SNAPSHOT, env_vars={"GREETING": "hi"})
     sandbox = await daytona.create(params)
@@ -137,6 +143,7 @@ async def test_session_command_stdin_and_streamed_logs_round_trip(daytona: Async
     assert logs.stdout == "echo:alpha\necho:beta\necho:gamma\nbye\n"
 
 
+@requires_bwrap
 async def test_session_shell_state_persists_and_input_is_echoed_by_default(daytona: AsyncDaytona) -> None:
     sandbox = await daytona.create(CreateSandboxFromSnapshotParams(snapshot=SNAPSHOT))
     await sandbox.process.create_session("shell")
@@ -157,6 +164,7 @@ async def test_session_shell_state_persists_and_input_is_echoed_by_default(dayto
         await sandbox.process.send_session_command_input("shell", reader.cmd_id, "late")
 
 
+@requires_bwrap
 async def test_code_interpreter_keeps_state_per_context(daytona: AsyncDaytona) -> None:
     sandbox = await daytona.create(CreateSandboxFromSnapshotParams(snapshot=SNAPSHOT))
     first = await sandbox.code_interpreter.create_context()

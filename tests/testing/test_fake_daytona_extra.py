@@ -132,3 +132,17 @@ async def test_image_sandbox_resources_and_declarative_snapshot(fake: FakeDayton
     sandbox = await daytona.create(params)
     assert (sandbox.cpu, sandbox.memory, sandbox.disk, sandbox.state) == (2, 4, 8, "started")
     assert (await sandbox.process.exec("echo ready")).result == "ready\n"
+
+
+def test_reduced_mode_without_bubblewrap_rewrites_guest_paths(tmp_path: Path) -> None:
+    with FakeDaytonaServer(root=tmp_path / "fake", use_bwrap=False) as fake:
+        daytona = Daytona(DaytonaConfig(api_key=fake.api_key, api_url=fake.api_url, target="us"))
+        volume = daytona.volume.get("v", create=True)
+        mount = VolumeMount(volume_id=volume.id, mount_path="/mnt/state", subpath="x")
+        sandbox = daytona.create(CreateSandboxFromSnapshotParams(snapshot=SNAPSHOT, volumes=[mount]))
+        assert sandbox.process.exec("echo hi > /mnt/state/f && cat /mnt/state/f").result == "hi\n"
+        sandbox.fs.upload_file(b"print('w')", "/home/daytona/w.py")
+        sandbox.process.create_session("s")
+        run = sandbox.process.execute_session_command("s", SessionExecuteRequest(command="python3 /home/daytona/w.py"))
+        assert (run.exit_code, run.stdout) == (0, "w\n")
+        assert (fake.root / "volumes" / "v" / "x" / "f").read_text() == "hi\n"
