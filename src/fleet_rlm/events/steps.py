@@ -1,0 +1,131 @@
+"""What happens inside a turn: the model's reasoning and code, REPL output, tool calls, sub-LM calls and
+child RLMs. `iteration` counts RLM iterations from 1 within the emitting actor (root or one child)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fleet_rlm.events.base import EventBase, JsonDict
+from fleet_rlm.events.results import UsageTotals
+
+
+class Reasoning(EventBase):
+    """The model's reasoning for one step."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str = Field(description="The reasoning text.")
+    iteration: int = Field(default=0, ge=0, description="RLM iteration (0 outside RLM mode).")
+
+
+class Code(EventBase):
+    """Python the model wrote and is about to run in the REPL."""
+
+    type: Literal["code"] = "code"
+    code: str = Field(description="The cell's source code.")
+    iteration: int = Field(default=0, ge=0, description="RLM iteration.")
+
+
+class Output(EventBase):
+    """Output of a REPL cell, one stream at a time (may arrive in several chunks)."""
+
+    type: Literal["output"] = "output"
+    stream: Literal["stdout", "stderr"] = Field(description="Which stream it was written to.")
+    text: str = Field(description="The text kept (head and tail when the output was too long).")
+    omitted_chars: int = Field(default=0, ge=0, description="Characters cut from the middle of long output.")
+    iteration: int = Field(default=0, ge=0, description="RLM iteration.")
+
+    @property
+    def truncated(self) -> bool:
+        return self.omitted_chars > 0
+
+
+class ToolCall(EventBase):
+    """A host tool is being called (ReAct tools, or a tool called from REPL code)."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str = Field(description="Id linking this call to its tool_result.")
+    name: str = Field(description="Tool name.")
+    args: JsonDict = Field(default_factory=dict, description="Arguments (non-JSON values as strings).")
+
+
+class ToolResult(EventBase):
+    """A host tool returned or raised."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str = Field(description="Id of the matching tool_call.")
+    name: str | None = Field(default=None, description="Tool name.")
+    ok: bool = Field(description="False when the tool raised.")
+    result_preview: str = Field(default="", description="Start of the result's text form.")
+    error: str | None = Field(default=None, description="Error message when ok is false.")
+    latency_ms: int | None = Field(default=None, ge=0, description="How long the tool ran.")
+
+
+class SubLMStart(EventBase):
+    """A sub-LM call started (llm_query, or one prompt of llm_query_batched)."""
+
+    type: Literal["sub_lm_start"] = "sub_lm_start"
+    call_id: str = Field(description="Id linking this call to its sub_lm_end.")
+    model: str = Field(description="Model called.")
+    role: str = Field(default="sub", description="LM role: root, sub, delegate, router or reflection.")
+    prompt_preview: str = Field(default="", description="Start of the prompt.")
+    batch_id: str | None = Field(default=None, description="Groups the prompts of one llm_query_batched call.")
+    batch_index: int | None = Field(default=None, ge=0, description="Position of this prompt in its batch.")
+    batch_size: int | None = Field(default=None, ge=1, description="Number of prompts in the batch.")
+
+
+class SubLMEnd(EventBase):
+    """A sub-LM call finished or failed."""
+
+    type: Literal["sub_lm_end"] = "sub_lm_end"
+    call_id: str = Field(description="Id of the matching sub_lm_start.")
+    ok: bool = Field(description="False when the call failed.")
+    latency_ms: int = Field(default=0, ge=0, description="Duration of the call, retries included.")
+    response_preview: str = Field(default="", description="Start of the response text.")
+    tokens_in: int = Field(default=0, ge=0, description="Prompt tokens billed.")
+    tokens_out: int = Field(default=0, ge=0, description="Completion tokens billed.")
+    error: str | None = Field(default=None, description="Error message when ok is false.")
+
+
+class ChildStart(EventBase):
+    """A child RLM was spawned (rlm_query) in its own sandbox; its events carry parent_id = child_id."""
+
+    type: Literal["child_start"] = "child_start"
+    child_id: str = Field(description="Id of the child; its own events use actor `child:{child_id}`.")
+    task_preview: str = Field(default="", description="Start of the task given to the child.")
+    child_depth: int = Field(ge=1, description="Depth of the child (parent's depth + 1).")
+
+
+class ChildProgress(EventBase):
+    """A child finished an iteration (a compact heartbeat for collapsed views)."""
+
+    type: Literal["child_progress"] = "child_progress"
+    child_id: str = Field(description="Id of the child.")
+    iteration: int = Field(ge=0, description="The child's iteration that completed.")
+    note: str = Field(default="", description="Short description of the step.")
+
+
+class ChildEnd(EventBase):
+    """A child returned to its parent (or failed)."""
+
+    type: Literal["child_end"] = "child_end"
+    child_id: str = Field(description="Id of the child.")
+    ok: bool = Field(description="False when the child failed.")
+    answer_preview: str = Field(default="", description="Start of the child's answer.")
+    error: str | None = Field(default=None, description="Error message when ok is false.")
+    usage: UsageTotals | None = Field(default=None, description="What the child consumed.")
+
+
+STEP_EVENTS: tuple[type[EventBase], ...] = (
+    Reasoning,
+    Code,
+    Output,
+    ToolCall,
+    ToolResult,
+    SubLMStart,
+    SubLMEnd,
+    ChildStart,
+    ChildProgress,
+    ChildEnd,
+)
