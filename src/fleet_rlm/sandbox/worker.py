@@ -3,11 +3,10 @@
 Standard library only and self-contained, so the same file runs locally (pipes, inside bubblewrap) and inside
 a Daytona sandbox (another transport): `python -I worker.py --in FD --out FD [--uid U --gid G]`.
 
-Frames are `>II` (header length, body length) + JSON header + raw body. Host -> worker: `exec`, `reply`,
-`interrupt`, `shutdown`. Worker -> host: `ready`, `call` (a guest tool call), `done` (a cell finished).
-The protocol descriptors are moved to high, close-on-exec numbers at startup and fds 0/1/2 are re-pointed, so
-nothing a cell prints reaches the protocol channel. Guest code shares this process, so it *can* still find
-and write to those descriptors; the host treats every frame as untrusted and a malformed one ends the sandbox.
+Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: exec, reply, interrupt,
+shutdown; worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers
+and fds 0-2 are re-pointed, so prints never reach the channel. Guest code shares this process and *can* still
+write to those fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
 """
 
 import ast
@@ -198,19 +197,13 @@ def format_exception(exc):
 
 def jsonable(value):
     """Values crossing to the host: JSON as is, tuples/sets as lists, anything else as its repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value, key=lambda v: (type(v).__name__, v if isinstance(v, (int, float, str)) else 0))
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        items = [jsonable(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return items
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: jsonable(v) for k, v in value.items()}
-    return repr(value)
+        return {k if isinstance(k, str) else str(k): jsonable(v) for k, v in value.items()}
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
 class Worker:
@@ -385,13 +378,8 @@ class Worker:
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
         except SyntaxError as exc:
-            return {
-                "kind": "syntax",
-                "error": str(exc.msg),
-                "lineno": exc.lineno,
-                "offset": exc.offset,
-                "text": exc.text,
-            }
+            where = {"lineno": exc.lineno, "offset": exc.offset, "text": exc.text}
+            return {"kind": "syntax", "error": str(exc.msg), **where}
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         exec(compile(tree, filename, "exec"), self.namespace)
         if last is None:
@@ -409,9 +397,7 @@ class Worker:
                     return
                 header, body = item
                 kind = header.get("t")
-                if kind == "shutdown":
-                    return
-                if kind == "fatal":
+                if kind in ("shutdown", "fatal"):
                     return
                 if kind == "exec":
                     try:
@@ -427,10 +413,7 @@ class Worker:
 
 
 def _reap_stragglers():
-    """After a timed-out cell, kill every other process of this sandbox (fork bombs, runaway children).
-
-    Only with a dedicated uid inside a PID namespace: there kill(-1) reaches exactly this sandbox's processes.
-    """
+    """Kill this sandbox's other processes (fork bombs); only with a dedicated uid in a PID namespace."""
     try:
         os.kill(-1, signal.SIGKILL)
     except OSError:
@@ -473,14 +456,8 @@ def _apply_limits(spec):
     """`as=N,cpu=N,...`: soft = hard, so guest code cannot raise them back once privileges are dropped."""
     import resource
 
-    names = {
-        "as": resource.RLIMIT_AS,
-        "cpu": resource.RLIMIT_CPU,
-        "fsize": resource.RLIMIT_FSIZE,
-        "nproc": resource.RLIMIT_NPROC,
-        "nofile": resource.RLIMIT_NOFILE,
-        "core": resource.RLIMIT_CORE,
-    }
+    keys = ("as", "cpu", "fsize", "nproc", "nofile", "core")
+    names = {key: getattr(resource, "RLIMIT_" + key.upper()) for key in keys}
     for item in filter(None, spec.split(",")):
         key, _, value = item.partition("=")
         limit = int(value)
@@ -490,11 +467,8 @@ def _apply_limits(spec):
 
 def _parse_args(argv):
     opts = {"--in": "0", "--out": "1", "--uid": None, "--gid": None, "--workspace": None, "--limits": ""}
-    it = iter(argv)
-    for arg in it:
-        if arg not in opts:
-            raise SystemExit(f"fleet worker: unknown argument {arg}")
-        opts[arg] = next(it)
+    for arg, value in zip(argv[::2], argv[1::2], strict=False):
+        opts[arg] = value
     return opts
 
 
@@ -505,19 +479,15 @@ def main(argv):
         _drop_privileges(int(opts["--uid"]), int(opts["--gid"] or opts["--uid"]))
     in_fd = _hide_fd(int(opts["--in"]))
     out_fd = _hide_fd(int(opts["--out"]))
-    devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    if devnull > 2:
-        os.close(devnull)
+        os.close(fd)
+    _reopen_std_fds()
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     workspace = opts["--workspace"] or os.environ.get("WORKSPACE_ROOT") or os.getcwd()
-    try:
+    if os.path.isdir(workspace):
         os.chdir(workspace)
-    except OSError:
-        pass
     dedicated = opts["--uid"] is not None and os.getuid() == int(opts["--uid"])
     worker = Worker(Channel(in_fd, out_fd), workspace, dedicated_uid=dedicated)
     try:
