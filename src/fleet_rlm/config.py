@@ -135,6 +135,10 @@ class Settings(BaseSettings):
     rlm_context_threshold_chars: int = Field(
         default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
     )
+    run_heartbeat_s: float = Field(default=5.0, gt=0, description="How often a running turn stamps its heartbeat.")
+    run_stale_after_s: float = Field(
+        default=30.0, gt=0, description="A running run without a heartbeat this long is marked interrupted."
+    )
     upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted upload.")
     url_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1, description="Largest URL body fetched.")
     url_allow_private: bool = Field(default=False, description="Allow URL context from loopback and private addresses.")
@@ -144,6 +148,13 @@ class Settings(BaseSettings):
     sandbox_require_isolation: bool = Field(
         default=False, description="Refuse to run code when bubblewrap isolation is unavailable."
     )
+    sandbox_isolation: Literal["auto", "bubblewrap", "reduced"] = Field(
+        default="auto", description="auto uses bubblewrap when installed; reduced forces limits-only mode."
+    )
+    sandbox_interrupt_grace_s: float = Field(
+        default=3.0, gt=0, description="After a cell's timeout interrupt, wait this long before killing."
+    )
+    sandbox_tmp_mb: int = Field(default=256, ge=16, description="Size of a sandbox's private /tmp, MiB.")
     sandbox_memory_mb: int = Field(default=1024, ge=64, description="Address-space limit of a worker, MiB.")
     sandbox_cpu_seconds: int = Field(default=600, ge=1, description="CPU-time limit of a worker, seconds.")
     sandbox_max_processes: int = Field(default=64, ge=1, description="Process/thread limit inside a sandbox.")

@@ -53,5 +53,9 @@ class SandboxOptions:
             max_file_mb=settings.sandbox_max_file_mb,
             cell_timeout_s=settings.sandbox_cell_timeout_s,
             output_max_chars=settings.sandbox_output_max_chars,
+            isolation=settings.sandbox_isolation,
+            interrupt_grace_s=settings.sandbox_interrupt_grace_s,
+            tmp_mb=settings.sandbox_tmp_mb,
+            batch_concurrency=settings.batch_concurrency,
         )
         return replace(base, **overrides)
