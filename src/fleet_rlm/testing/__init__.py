@@ -12,6 +12,7 @@ answering from a script of responses and rules and recording every request::
 This package imports nothing from fleet_rlm except (at most) config, so any layer's tests may use it.
 """
 
+from fleet_rlm.testing.fake_lm_auto import adapter_fields_rule, requested_output_fields
 from fleet_rlm.testing.fake_lm_dspy import (
     dspy_fields,
     format_field_value,
@@ -52,6 +53,7 @@ __all__ = [
     "RecordedRequest",
     "ResponseLike",
     "Rule",
+    "adapter_fields_rule",
     "contains_rule",
     "dspy_fields",
     "estimate_tokens",
@@ -61,6 +63,7 @@ __all__ = [
     "is_sub_lm_request",
     "load_script_file",
     "python_block",
+    "requested_output_fields",
     "rlm_extract",
     "rlm_step",
     "rlm_submit",
