@@ -1,0 +1,118 @@
+"""Binary and markup formats to plain text: PDF (pypdf), DOCX (python-docx), HTML (BeautifulSoup + markdownify).
+
+Each function takes the raw bytes and returns readable text; a document that cannot be parsed raises
+`context_file_unsupported` with the format named, so the user knows to convert it themselves.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from fleet_rlm.errors import FleetError
+from fleet_rlm.runtime.context.failures import FILE_UNSUPPORTED, context_error
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form")
+
+
+def _unreadable(fmt: str, name: str, exc: BaseException) -> FleetError:
+    return context_error(
+        FILE_UNSUPPORTED,
+        f"cannot read {name!r} as {fmt}: {type(exc).__name__}: {str(exc)[:200]}",
+        f"check that the file is a valid {fmt} or paste its text instead",
+        name=name,
+    )
+
+
+def pdf_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
+    """Text of every page, pages separated by `--- page N ---` markers so answers can cite pages."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise context_error(
+                FILE_UNSUPPORTED,
+                f"{name!r} is a password-protected PDF",
+                "upload an unencrypted copy",
+                name=name,
+            )
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except FleetError:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError) as exc:
+        raise _unreadable("PDF", name, exc) from exc
+    parts = [f"--- page {index} ---\n{text.strip()}" for index, text in enumerate(pages, start=1)]
+    info: dict[str, Any] = {"pages": len(pages)}
+    if not any(text.strip() for text in pages):
+        info["warning"] = "the PDF has no extractable text (scanned images?)"
+    return "\n\n".join(parts), info
+
+
+def docx_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
+    """Paragraphs and tables in document order; headings become Markdown `#` lines, table rows `a | b`."""
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        lines: list[str] = []
+        tables = 0
+        for block in document.iter_inner_content():
+            if isinstance(block, Table):
+                tables += 1
+                for row in block.rows:
+                    lines.append(" | ".join(cell.text.strip() for cell in row.cells))
+                lines.append("")
+                continue
+            text = block.text.strip()
+            if not text:
+                continue
+            style = (block.style.name if block.style is not None else "") or ""
+            level = _heading_level(style)
+            lines.append(f"{'#' * level} {text}" if level else text)
+            lines.append("")
+    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+        raise _unreadable("DOCX", name, exc) from exc
+    except Exception as exc:  # lxml and zipfile raise assorted errors on damaged files
+        raise _unreadable("DOCX", name, exc) from exc
+    return "\n".join(lines).strip() + "\n", {"tables": tables}
+
+
+def _heading_level(style: str) -> int:
+    if style == "Title":
+        return 1
+    if style.startswith("Heading "):
+        suffix = style.removeprefix("Heading ").strip()
+        if suffix.isdigit():
+            return min(int(suffix), 6)
+    return 0
+
+
+def html_text(html: str, *, name: str) -> tuple[str, dict[str, Any]]:
+    """Readable Markdown: scripts, styles and embedded objects dropped, headings/links/lists/tables kept."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    try:
+        soup = BeautifulSoup(html, "lxml")
+    except Exception:  # lxml refuses some inputs; the stdlib parser accepts anything
+        soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup.find_all(_DROP_TAGS):
+        tag.decompose()
+    if soup.head is not None:
+        soup.head.decompose()
+    body = soup.body or soup
+    converter = MarkdownConverter(heading_style="ATX", strip=["img"], escape_underscores=False)
+    text = _BLANK_RUNS.sub("\n\n", converter.convert_soup(body)).strip()
+    info: dict[str, Any] = {}
+    if title:
+        info["title"] = title
+        if not text.startswith("# "):
+            text = f"# {title}\n\n{text}"
+    return text + "\n", info
