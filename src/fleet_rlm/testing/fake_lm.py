@@ -60,6 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, help="seconds to wait before every answer")
     parser.add_argument("--model", help=f"model name to advertise (default {DEFAULT_MODEL})")
     parser.add_argument("--ready-file", help="also write the ready line to this file")
+    parser.add_argument(
+        "--auto",
+        metavar="ANSWER",
+        help="answer every DSPy program by its requested output fields (RLM steps submit ANSWER); "
+        "sub-LM prompts get the default text",
+    )
     args = parser.parse_args(argv)
     try:
         if args.script:
@@ -73,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         script.default = args.default
     if args.latency is not None:
         script.latency_s = args.latency
+    if args.auto is not None:
+        from fleet_rlm.testing.fake_lm_auto import adapter_fields_rule
+
+        script.add_rule(adapter_fields_rule(answer=args.auto))
     model = args.model or spec.get("model") or DEFAULT_MODEL
     try:
         asyncio.run(serve(script, host=args.host, port=args.port, model=model, ready_file=args.ready_file))
