@@ -103,7 +103,7 @@ def _read_body(
         raise _too_large(url, max_bytes)
     chunks: list[bytes] = []
     size = 0
-    for chunk in response.iter_bytes(64 * 1024):
+    for chunk in response.iter_bytes():
         if cancel is not None and cancel.cancelled:
             raise cancelled(f"download of {url}")
         size += len(chunk)
