@@ -10,6 +10,8 @@ from fastapi import FastAPI
 
 from fleet_rlm import __version__
 from fleet_rlm.api.errors import install_error_handlers
+from fleet_rlm.api.limits import BodyLimitMiddleware
+from fleet_rlm.api.routes import artifacts, attachments, auth, runs, sessions, traces, volume
 from fleet_rlm.api.routes import health
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.config import Settings, load_settings
@@ -40,5 +42,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.include_router(health.router)
+    for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
+        app.include_router(module.router)
     return app

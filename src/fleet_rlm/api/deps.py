@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from fleet_rlm.api.auth import CurrentUserDep, TicketUserDep
 from fleet_rlm.config import Settings
 from fleet_rlm.store import Database
 
@@ -22,3 +23,5 @@ def get_database(request: Request) -> Database:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DatabaseDep = Annotated[Database, Depends(get_database)]
+
+__all__ = ["CurrentUserDep", "DatabaseDep", "SettingsDep", "TicketUserDep", "get_database", "get_settings"]

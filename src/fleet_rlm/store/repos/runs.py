@@ -91,6 +91,17 @@ async def list_runs(session: AsyncSession, *, session_id: str, limit: int = 50) 
     return list(result.scalars())
 
 
+async def list_active_runs(session: AsyncSession, *, user_id: str, limit: int = 1000) -> list[Run]:
+    """The user's queued or running runs, newest first (what a client shows as "in progress")."""
+    result = await session.execute(
+        select(Run)
+        .where(col(Run.user_id) == user_id, col(Run.status).in_(("queued", "running")))
+        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
+        .limit(limit)
+    )
+    return list(result.scalars())
+
+
 async def set_run_status(
     session: AsyncSession,
     *,

@@ -7,7 +7,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.models import Turn
-from fleet_rlm.store.repos._sql import UNSET
+from fleet_rlm.store.repos._sql import UNSET, Page
+
+MAX_PAGE = 200
 
 
 async def add_turn(session: AsyncSession, *, session_id: str, user_message: str) -> Turn:
@@ -28,6 +30,16 @@ async def get_turn(session: AsyncSession, *, turn_id: str) -> Turn | None:
 async def list_turns(session: AsyncSession, *, session_id: str) -> list[Turn]:
     result = await session.execute(select(Turn).where(col(Turn.session_id) == session_id).order_by(col(Turn.index)))
     return list(result.scalars())
+
+
+async def list_turns_page(session: AsyncSession, *, session_id: str, limit: int = 50, offset: int = 0) -> Page[Turn]:
+    """One page of a session's turns in order (the committed history a client scrolls through)."""
+    limit = max(1, min(limit, MAX_PAGE))
+    offset = max(0, offset)
+    where = col(Turn.session_id) == session_id
+    total = (await session.execute(select(func.count()).select_from(Turn).where(where))).scalar_one()
+    rows = await session.execute(select(Turn).where(where).order_by(col(Turn.index)).limit(limit).offset(offset))
+    return Page(items=list(rows.scalars()), total=total, limit=limit, offset=offset)
 
 
 async def update_turn(

@@ -1,0 +1,65 @@
+"""Bearer tokens: HS256 JWTs for auth_mode=token (minted here), and the 401 every auth failure becomes.
+
+`mint_token` is what `fleet-rlm auth token --user NAME` will call. Tokens carry `sub` (the user name), `iat`
+and `exp`; verification requires `sub` and `exp` and accepts only HS256 (no algorithm confusion).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+
+DEFAULT_TTL_S = 24 * 3600
+ALGORITHM = "HS256"
+LEEWAY_S = 10
+UNAUTHORIZED_ACTION = "send `Authorization: Bearer <token>`; get a token with `fleet-rlm auth token --user NAME`"
+
+
+def unauthorized(message: str, action: str = UNAUTHORIZED_ACTION) -> FleetError:
+    """The one 401 shape: code `unauthorized`, a one-line reason and what to do."""
+    return FleetError(message, code="unauthorized", status=401, action=action)
+
+
+def _secret(settings: Settings) -> str:
+    secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret else ""
+    if not secret:
+        raise FleetError(
+            "auth_mode=token needs a signing key and none is set",
+            code="auth_misconfigured",
+            status=503,
+            action="set FLEET_JWT_SECRET (a long random string) and restart",
+        )
+    return secret
+
+
+def mint_token(settings: Settings, user: str, ttl_s: int = DEFAULT_TTL_S) -> str:
+    """An HS256 JWT for `user`, valid for `ttl_s` seconds, signed with FLEET_JWT_SECRET."""
+    if not user or len(user) > 255:
+        raise ValueError("user must be 1-255 characters")
+    if ttl_s <= 0:
+        raise ValueError("ttl_s must be positive")
+    now = int(time.time())
+    claims = {"sub": user, "iat": now, "exp": now + int(ttl_s)}
+    return jwt.encode(claims, _secret(settings), algorithm=ALGORITHM)
+
+
+def verify_token(settings: Settings, token: str) -> dict[str, Any]:
+    """The claims of a valid token minted with our secret; raises the 401 FleetError otherwise."""
+    try:
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            _secret(settings),
+            algorithms=[ALGORITHM],
+            options={"require": ["sub", "exp"]},
+            leeway=LEEWAY_S,
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise unauthorized("the bearer token has expired", "get a fresh token and retry") from exc
+    except jwt.InvalidTokenError as exc:
+        raise unauthorized(f"the bearer token is not valid ({exc})") from exc
+    return claims
