@@ -1,0 +1,103 @@
+"""`GuardedLM`: a turn's view of a `dspy.BaseLM` — counts every call against the shared budget and returns at
+once when the turn stops, even while the provider request is still in flight.
+
+Composition, not patching: it is itself a BaseLM whose `__call__` delegates to the real LM's `__call__` (so DSPy
+callbacks, usage tracking and history fire exactly once, on the real LM) on a helper thread, while the caller
+waits for the result *or* the turn's stop signal. An abandoned request finishes in the background; its result
+is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import dspy
+
+from fleet_rlm.runtime.control import TurnControl
+
+T = TypeVar("T")
+
+
+def run_interruptible(fn: Callable[[], T], control: TurnControl, *, name: str = "turn-lm-call") -> T:
+    """Run `fn` on a helper thread (in a copy of this context); raise the turn's stop as soon as it stops."""
+    control.check()
+    wake = threading.Event()
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            box["value"] = context.run(fn)
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            wake.set()
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    remove = control.on_stop(wake.set)
+    try:
+        wake.wait()
+    finally:
+        remove()
+    if "error" in box:
+        raise box["error"]
+    if "value" not in box:  # woken by the stop signal
+        control.check()
+        raise RuntimeError("interrupted without a stop reason")  # unreachable: check() raised
+    return box["value"]  # type: ignore[no-any-return]
+
+
+class GuardedLM(dspy.BaseLM):
+    def __init__(self, inner: dspy.BaseLM, control: TurnControl, role: str) -> None:
+        super().__init__(
+            model=inner.model,
+            model_type=getattr(inner, "model_type", "chat"),
+            cache=getattr(inner, "cache", False),
+            num_retries=getattr(inner, "num_retries", 0),
+        )
+        self.kwargs = inner.kwargs
+        self.inner = inner
+        self.control = control
+        self.role = role
+
+    def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        self.control.reserve_llm_calls(1)
+        result = run_interruptible(lambda: self.inner(prompt, messages=messages, **kwargs), self.control)
+        self.control.check()  # token / cost ceilings include this call
+        return result
+
+    async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
+
+    @property
+    def supports_function_calling(self) -> bool:
+        return bool(self.inner.supports_function_calling)
+
+    @property
+    def supports_reasoning(self) -> bool:
+        return bool(self.inner.supports_reasoning)
+
+    @property
+    def supports_response_schema(self) -> bool:
+        return bool(self.inner.supports_response_schema)
+
+    @property
+    def supported_params(self) -> set[str]:
+        return set(self.inner.supported_params)
+
+    def copy(self, **kwargs: Any) -> GuardedLM:
+        return GuardedLM(self.inner.copy(**kwargs), self.control, self.role)
+
+    def dump_state(self) -> dict[str, Any]:
+        return self.inner.dump_state()
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("inner")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)

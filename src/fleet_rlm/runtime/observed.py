@@ -1,0 +1,170 @@
+"""`ObservedInterpreter`: a CodeInterpreter decorator around the sandbox's interpreter.
+
+Around each RLM cell it emits `code` (before) and `output` (after), checks the turn's stop signal, interrupts
+the running cell when the turn stops, installs the turn's own llm_query/llm_query_batched (events + shared
+budget) over the ones dspy.RLM generates, and scans artifacts/ afterwards. Setup cells (dspy's facade
+install) pass through silently. `ObservedFactory` is the zero-argument factory handed to `dspy.RLM`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
+from dspy.primitives.facade import HOST_TOKEN_VAR
+
+from fleet_rlm.events import Code, Output, SandboxReset
+from fleet_rlm.runtime.control import TurnControl
+from fleet_rlm.runtime.emitter import Emitter
+from fleet_rlm.runtime.scope import Progress
+from fleet_rlm.runtime.workspace import ArtifactWatcher
+
+RESET_MARKER = "[sandbox reset]"
+KILL_AFTER_S = 1.5
+"""A cell that ignores the interrupt this long after a stop is killed (its REPL state is lost)."""
+
+
+def interrupt_sandbox(interpreter: Any, *, hard: bool = False) -> None:
+    """Interrupt the running cell (SIGINT in the worker; REPL state survives); `hard` kills the worker."""
+    method = getattr(interpreter, "kill" if hard else "interrupt", None)
+    if callable(method):
+        method()
+        return
+    session = getattr(interpreter, "_session", None)  # until the sandbox exposes interrupt()/kill()
+    if session is None:
+        return
+    if hard:
+        session.close()
+    else:
+        try:
+            session.send({"t": "interrupt"})
+        except Exception:
+            pass
+
+
+def cut(text: str, limit: int) -> tuple[str, int]:
+    """Head and tail of `text` within `limit` characters, and how many were omitted."""
+    if len(text) <= limit:
+        return text, 0
+    half = max(limit // 2, 1)
+    omitted = len(text) - 2 * half
+    return f"{text[:half]}\n... [{omitted} chars omitted] ...\n{text[-half:]}", omitted
+
+
+class ObservedInterpreter:
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        control: TurnControl,
+        emitter: Emitter,
+        llm_tools: dict[str, Callable[..., Any]],
+        watcher: ArtifactWatcher | None = None,
+        on_iteration: Callable[[int], None] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.inner = inner
+        self.control = control
+        self.emitter = emitter
+        self.llm_tools = llm_tools
+        self.watcher = watcher
+        self.on_iteration = on_iteration
+        self.progress = progress
+        self.iteration = 0
+        self._running = threading.Event()
+
+    @property
+    def tools(self) -> dict[str, Callable[..., Any]]:
+        return self.inner.tools  # type: ignore[no-any-return]
+
+    @property
+    def output_fields(self) -> Any:
+        return getattr(self.inner, "output_fields", None)
+
+    @output_fields.setter
+    def output_fields(self, value: Any) -> None:
+        self.inner.output_fields = value
+
+    @property
+    def execution_instructions(self) -> str:
+        return str(getattr(self.inner, "execution_instructions", ""))
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def __call__(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        return self.execute(code, variables)
+
+    def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        if variables and (HOST_TOKEN_VAR in variables or any(k.startswith("_raw_") for k in variables)):
+            return self.inner.execute(code, variables)  # setup cells, not model steps
+        self.control.check()
+        self.inner.tools.update(self.llm_tools)
+        self.iteration += 1
+        self.control.count_iteration()
+        self.emitter.emit(Code, code=code, iteration=self.iteration)
+        remove = self.control.on_stop(self._interrupt)
+        self._running.set()
+        try:
+            result = self.inner.execute(code, variables)
+        except (CodeExecutionError, SyntaxError) as exc:
+            if str(exc).startswith(RESET_MARKER):
+                self.emitter.emit(SandboxReset, reason=str(exc)[len(RESET_MARKER) :].split(". ")[0].strip())
+            self._after(str(exc), "stderr")
+            raise
+        finally:
+            self._running.clear()
+            remove()
+        if not isinstance(result, FinalOutput):
+            self._after("" if result is None else str(result), "stdout")
+        else:
+            self._after("", "stdout")
+        return result
+
+    def _after(self, text: str, stream: str) -> None:
+        self.control.check()  # a cell cut short by a stop is not fed back to the model
+        if self.progress is not None:
+            self.progress.note(output=text)
+        if text:
+            kept, omitted = cut(text, self.control.limits.max_output_chars)
+            self.emitter.emit(Output, stream=stream, text=kept, omitted_chars=omitted, iteration=self.iteration)
+        if self.watcher is not None:
+            self.watcher.scan(self.emitter)
+        if self.on_iteration is not None:
+            self.on_iteration(self.iteration)
+
+    def _interrupt(self) -> None:
+        if not self._running.is_set():
+            return
+        interrupt_sandbox(self.inner)
+
+        def escalate() -> None:
+            end = time.monotonic() + KILL_AFTER_S
+            while time.monotonic() < end:
+                if not self._running.is_set():
+                    return
+                time.sleep(0.05)
+            interrupt_sandbox(self.inner, hard=True)
+
+        threading.Thread(target=escalate, name="sandbox-kill-after-stop", daemon=True).start()
+
+
+class ObservedFactory:
+    """Zero-argument factory for dspy.RLM: one observed sandbox interpreter per forward."""
+
+    def __init__(self, inner_factory: Callable[[], Any], make: Callable[[Any], ObservedInterpreter]) -> None:
+        self._inner_factory = inner_factory
+        self._make = make
+        self.execution_instructions = str(getattr(inner_factory, "execution_instructions", ""))
+        self.created: list[ObservedInterpreter] = []
+
+    def __call__(self) -> ObservedInterpreter:
+        interpreter = self._make(self._inner_factory())
+        self.created.append(interpreter)
+        return interpreter

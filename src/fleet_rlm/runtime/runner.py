@@ -1,0 +1,215 @@
+"""`TurnRuntime`: runs one turn from "the user sent a task" to "the answer is committed", as a blocking call.
+
+Event order of every turn: turn_started, [context_loaded...], route_decision, the steps of the chosen mode,
+[budget_exhausted], final (when there is an answer), usage, summary, and exactly one of turn_finished /
+turn_failed (after an `error` event) / turn_cancelled. Errors never escape `run_turn` as exceptions, except
+`TurnAlreadyRunning`, raised before anything is emitted when the session already has an active turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import dspy
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+from fleet_rlm.events import (
+    BudgetExhausted,
+    ErrorEvent,
+    Final,
+    Summary,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+    Usage,
+    preview,
+)
+from fleet_rlm.llm.usage import LMCallRecord, UsageMeter
+from fleet_rlm.runtime.context import history_variable
+from fleet_rlm.runtime.contracts import CancelToken, EventSink, TurnRequest, TurnResult
+from fleet_rlm.runtime.control import Limits, TurnControl
+from fleet_rlm.runtime.emitter import Emitter
+from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop, classify
+from fleet_rlm.runtime.gate import TurnGate
+from fleet_rlm.runtime.lms import LMProvider, TurnLMs, as_provider
+from fleet_rlm.runtime.programs import ProgramRegistry
+from fleet_rlm.runtime.scope import TurnScope
+from fleet_rlm.runtime.stages import execute_turn
+from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
+from fleet_rlm.sandbox import SandboxOptions, SandboxPool
+
+logger = logging.getLogger(__name__)
+USAGE_EVERY_S = 2.0
+
+
+def resolve_limits(request: TurnRequest, settings: Settings) -> Limits:
+    o = request.options
+    return Limits(
+        max_iters=o.max_iters or settings.max_iters,
+        max_llm_calls=o.max_llm_calls or settings.max_llm_calls,
+        max_depth=settings.max_depth if o.max_depth is None else o.max_depth,
+        turn_timeout_s=o.turn_timeout_s or settings.turn_timeout_s,
+        max_output_chars=o.max_output_chars or settings.sandbox_output_max_chars,
+        batch_concurrency=o.batch_concurrency or settings.batch_concurrency,
+        max_tokens=o.max_tokens,
+        max_cost_usd=o.max_cost_usd,
+    )
+
+
+class TurnRuntime:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        pool: SandboxPool | None = None,
+        lm_provider: LMProvider | Mapping[str, dspy.BaseLM] | None = None,
+        programs: ProgramRegistry | None = None,
+        gate: TurnGate | None = None,
+    ) -> None:
+        self.settings = settings
+        self._own_pool = pool is None
+        self.pool = pool or SandboxPool(
+            SandboxOptions.from_settings(settings),
+            size=settings.sandbox_pool_size,
+            idle_timeout_s=settings.sandbox_idle_timeout_s,
+        )
+        self.lm_provider = as_provider(lm_provider, settings)
+        self.programs = programs
+        self.gate = gate or TurnGate()
+
+    def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:
+        """Run the turn to its end (blocking; call it from a worker thread). Raises only TurnAlreadyRunning."""
+        with self.gate.hold(request.session_id, request.run_id):
+            return _Turn(self, request, sink, cancel).run()
+
+    def end_session(self, session_id: str) -> None:
+        """Close the session's sandbox now (session deleted)."""
+        self.pool.end_session(session_id)
+
+    def shutdown(self) -> None:
+        if self._own_pool:
+            self.pool.shutdown()
+
+
+class _Turn:
+    def __init__(self, runtime: TurnRuntime, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> None:
+        self.runtime = runtime
+        self.request = request
+        self.cancel = cancel
+        self.emitter = Emitter(sink, run_id=request.run_id, session_id=request.session_id)
+        self._last_usage = time.monotonic()
+        self.meter = UsageMeter(on_call=self._on_call)
+        self.started = time.monotonic()
+
+    def _on_call(self, record: LMCallRecord) -> None:
+        now = time.monotonic()
+        if now - self._last_usage >= USAGE_EVERY_S:
+            self._last_usage = now
+            self.emitter.emit(Usage, **self.meter.snapshot().model_dump())
+
+    def _usage_probe(self) -> tuple[int, float]:
+        totals = self.meter.snapshot()
+        return totals.tokens_in + totals.tokens_out, totals.cost_usd
+
+    def run(self) -> TurnResult:
+        request, settings = self.request, self.runtime.settings
+        self.emitter.emit(
+            TurnStarted, requested_mode=request.options.execution_mode, input_preview=preview(request.task, 500)
+        )
+        control = TurnControl(resolve_limits(request, settings), self.cancel, usage=self._usage_probe)
+        result = TurnResult(status="succeeded", execution_mode=request.options.execution_mode)
+        scope: TurnScope | None = None
+        try:
+            lms = TurnLMs(self.runtime.lm_provider, control, self.meter)
+            lms.require_root()
+            root = prepare_workspace(settings.workspaces_dir, request.workspace_id)
+            scope = TurnScope(
+                settings=settings,
+                control=control,
+                lms=lms,
+                workspace_id=request.workspace_id,
+                workspace_root=root,
+                session_id=request.session_id,
+                pool=self.runtime.pool,
+                watcher=ArtifactWatcher(root, self.emitter),
+                program_versions=request.program_versions,
+                registry=self.runtime.programs,
+            )
+            history = history_variable(request.history, request.session_summary)
+            outcome, mode = execute_turn(scope, self.emitter, request, history)
+            result.answer, result.fields, result.execution_mode = outcome.answer, outcome.fields, mode
+            result.program_version = outcome.version
+        except CancelledStop as stop:
+            result.status = "cancelled"
+            result.error = {"code": "cancelled", "message": stop.reason}
+        except BudgetStop as stop:
+            self.emitter.emit(BudgetExhausted, budget=stop.budget, limit=stop.limit, used=stop.used)
+            result.answer = (
+                (scope.progress if scope else None)
+                and scope.progress.partial_answer(f"the {stop.budget} budget ({stop.limit:g}) was reached")
+            ) or f"(No answer: the {stop.budget} budget was reached before any step finished.)"
+            result.fields = {"answer": result.answer, "budget_exhausted": stop.budget, "partial": True}
+        except TurnStop as stop:  # pragma: no cover - every stop is one of the two above
+            result.status, result.error = "cancelled", {"code": "cancelled", "message": str(stop)}
+        except Exception as exc:
+            if self.cancel.cancelled:  # an error caused by the interrupt itself
+                result.status = "cancelled"
+            else:
+                error = classify(exc)
+                if not isinstance(exc, FleetError):
+                    logger.warning("turn %s failed", request.run_id, exc_info=exc)
+                result.status, result.error = "failed", error.to_dict() | {"action": error.action}
+        finally:
+            control.close()
+        if scope is not None:
+            result.fields.setdefault("programs", dict(scope.used_programs))
+            if result.status != "failed":
+                scope.watcher.scan(self.emitter)
+        return self._finish(result, control)
+
+    def _finish(self, result: TurnResult, control: TurnControl) -> TurnResult:
+        emit, duration = self.emitter.emit, int((time.monotonic() - self.started) * 1000)
+        if result.status == "succeeded":
+            emit(Final, answer=result.answer, fields=result.fields)
+        if result.status == "failed" and result.error:
+            emit(
+                ErrorEvent,
+                code=result.error["code"],
+                message=result.error["message"],
+                action=result.error.get("action"),
+                fatal=True,
+            )
+        self.meter.add_iterations(control.iterations)
+        usage = self.meter.snapshot()
+        result.usage = usage.model_dump(mode="json")
+        emit(Usage, **usage.model_dump())
+        result.summary = self._summary(result, usage.lm_calls, control.iterations)
+        emit(Summary, text=result.summary)
+        mode = result.execution_mode if result.execution_mode in ("direct", "tools", "rlm") else None
+        if result.status == "succeeded":
+            emit(TurnFinished, mode=mode, duration_ms=duration)
+        elif result.status == "cancelled":
+            emit(TurnCancelled, reason=self.cancel.reason or "cancelled", duration_ms=duration)
+        else:
+            error: dict[str, Any] = result.error or {}
+            emit(
+                TurnFailed,
+                code=error.get("code", "internal_error"),
+                message=error.get("message", ""),
+                action=error.get("action"),
+                duration_ms=duration,
+            )
+        return result
+
+    def _summary(self, result: TurnResult, lm_calls: int, iterations: int) -> str:
+        head = f"{result.execution_mode} turn {result.status}"
+        stats = f"{iterations} REPL steps, {lm_calls} LM calls"
+        if result.status == "succeeded":
+            return f"{head} ({stats}): {preview(result.answer, 300)}"
+        detail = (result.error or {}).get("message", "")
+        return f"{head} ({stats}){': ' + detail if detail else ''}"

@@ -1,0 +1,73 @@
+"""`TurnScope`: what every part of one turn shares (settings, budgets, LMs, sandbox access, programs) and a
+`Progress` note of the latest step, from which a partial answer is built when a budget stops the turn."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.runtime.control import TurnControl
+from fleet_rlm.runtime.lms import TurnLMs
+from fleet_rlm.runtime.programs import ProgramRegistry, ProgramSpec, resolve_program
+from fleet_rlm.runtime.workspace import ArtifactWatcher
+from fleet_rlm.sandbox import SandboxPool, interpreter_factory
+
+
+class Progress:
+    """The root actor's latest reasoning and cell output (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reasoning = ""
+        self.output = ""
+        self.answers: list[str] = []
+
+    def note(self, *, reasoning: str | None = None, output: str | None = None) -> None:
+        with self._lock:
+            if reasoning:
+                self.reasoning = reasoning
+            if output:
+                self.output = output
+
+    def partial_answer(self, why: str) -> str:
+        with self._lock:
+            parts = [f"(Partial answer: the turn stopped early because {why}.)"]
+            if self.reasoning:
+                parts.append(f"Last step: {self.reasoning.strip()}")
+            if self.output:
+                parts.append(f"Last output:\n{self.output.strip()[:4000]}")
+        return "\n\n".join(parts)
+
+
+@dataclass
+class TurnScope:
+    settings: Settings
+    control: TurnControl
+    lms: TurnLMs
+    workspace_id: str
+    workspace_root: Path
+    session_id: str
+    pool: SandboxPool | None
+    watcher: ArtifactWatcher
+    program_versions: Mapping[str, str] = field(default_factory=dict)
+    registry: ProgramRegistry | None = None
+    progress: Progress = field(default_factory=Progress)
+    used_programs: dict[str, str] = field(default_factory=dict)
+
+    def program(self, module: str) -> ProgramSpec:
+        spec = resolve_program(module, self.program_versions, self.registry)
+        self.used_programs[module] = spec.version
+        return spec
+
+    def sandbox_factory(self, *, session_id: str | None) -> Any:
+        """The sandbox factory: the session's warm REPL (session_id) or a fresh isolated one (None)."""
+        options: dict[str, Any] = {"batch_concurrency": self.control.limits.batch_concurrency}
+        if self.pool is not None:
+            return interpreter_factory(
+                "local", pool=self.pool, session_id=session_id, workspace_id=self.workspace_id, **options
+            )
+        return interpreter_factory("local", settings=self.settings, workspace_id=self.workspace_id, **options)
