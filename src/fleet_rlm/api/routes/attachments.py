@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -27,6 +28,7 @@ from fleet_rlm.api.schemas.common import Responses
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, InvalidInput
 from fleet_rlm.store import Database, new_id
+from fleet_rlm.store.models import Attachment
 from fleet_rlm.store.repos import attachments
 
 router = APIRouter(prefix="/api/v1/attachments", tags=["attachments"])
@@ -157,7 +159,14 @@ async def _from_json(body: AttachmentCreate, user: Principal, db: Database, sett
     return AttachmentOut.model_validate(row)
 
 
-async def _record(db: Database, user: Principal, *, session_id: str | None, before_commit: Any = None, **fields: Any):  # type: ignore[no-untyped-def]
+async def _record(
+    db: Database,
+    user: Principal,
+    *,
+    session_id: str | None,
+    before_commit: Callable[[], None] | None = None,
+    **fields: Any,
+) -> Attachment:
     """Insert the row (checking the session is the caller's); the file is moved in place before commit."""
     async with db.transaction() as s:
         if session_id is not None:
