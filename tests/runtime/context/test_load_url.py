@@ -6,12 +6,14 @@ import ipaddress
 import threading
 from pathlib import Path
 
+import httpx
 import pytest
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context import ContextLimits, LoadedDocument, load_context
-from fleet_rlm.runtime.context.fetch import MAX_REDIRECTS, fetch_url
+from fleet_rlm.runtime.context.fetch import MAX_REDIRECTS, _open, fetch_url
+from fleet_rlm.runtime.context.netguard import CheckedTarget
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource
 
 from .conftest import LoopbackServer, make_settings
@@ -161,3 +163,15 @@ def test_cancel_stops_a_download(http_server: LoopbackServer, workspace: Path, c
 def test_image_urls_are_unsupported(http_server: LoopbackServer, workspace: Path, ctx_settings: Settings) -> None:
     url = http_server.add("/img", body=b"\x89PNG\r\n\x1a\n\x00", headers={"Content-Type": "image/png"})
     assert _code(url, workspace, ctx_settings) == "context_file_unsupported"
+
+
+def test_next_checked_address_is_tried_when_one_refuses(http_server: LoopbackServer) -> None:
+    """A host with several addresses (often IPv6 first) falls back to the next one it was checked for."""
+    url = http_server.add("/multi", body=b"reached", headers={"Content-Type": "text/plain"})
+    target = CheckedTarget(httpx.URL(url), "127.0.0.1", http_server.port, ("127.0.0.2", "127.0.0.1"))
+    with httpx.Client(trust_env=False) as client:
+        response = _open(client, target)
+        try:
+            assert response.read() == b"reached"
+        finally:
+            response.close()

@@ -7,13 +7,14 @@ environment are ignored: they would make the connection on our behalf, unchecked
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
 import httpx
 
 from fleet_rlm.runtime.context.failures import URL_FAILED, URL_TOO_LARGE, cancelled, context_error
-from fleet_rlm.runtime.context.netguard import AddressPolicy, check_url
+from fleet_rlm.runtime.context.netguard import AddressPolicy, CheckedTarget, check_url
 from fleet_rlm.runtime.contracts import CancelToken
 
 MAX_REDIRECTS = 5
@@ -49,11 +50,8 @@ def fetch_url(
             if cancel is not None and cancel.cancelled:
                 raise cancelled(f"download of {url}")
             target = check_url(current, allow_private=allow_private, address_allowed=address_allowed)
-            pinned = target.url.copy_with(host=target.addresses[0])
-            headers = {"Host": _host_header(target.url), "User-Agent": USER_AGENT, "Accept": "*/*"}
-            extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
             try:
-                with client.stream("GET", pinned, headers=headers, extensions=extensions) as response:
+                with contextlib.closing(_open(client, target)) as response:
                     if response.is_redirect and "location" in response.headers:
                         current = str(target.url.join(response.headers["location"]))
                         redirects.append(current)
@@ -93,6 +91,22 @@ def fetch_url(
         status=502,
         url=url,
     )
+
+
+def _open(client: httpx.Client, target: CheckedTarget) -> httpx.Response:
+    """Send the GET to the first checked address that accepts a connection (IPv6 may be unroutable)."""
+    headers = {"Host": _host_header(target.url), "User-Agent": USER_AGENT, "Accept": "*/*"}
+    extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
+    for index, address in enumerate(target.addresses):
+        request = client.build_request(
+            "GET", target.url.copy_with(host=address), headers=headers, extensions=extensions
+        )
+        try:
+            return client.send(request, stream=True)
+        except httpx.ConnectError:
+            if index == len(target.addresses) - 1:
+                raise
+    raise AssertionError("check_url returns at least one address")
 
 
 def _read_body(
