@@ -128,3 +128,10 @@ def test_attachment_id_is_kept_in_the_manifest(tmp_path: Path, workspace: Path, 
     doc = _load(tmp_path, workspace, ctx_settings, "n.txt", b"note", attachment_id="att_1")
     assert doc.manifest_entry()["attachment_id"] == "att_1"
     assert doc.manifest_entry()["bytes"] == 4
+
+
+def test_deeply_nested_html_and_json_still_load(tmp_path: Path, workspace: Path, ctx_settings: Settings) -> None:
+    html = b"<html><body>" + b"<div>" * 5000 + b"deep text" + b"</div>" * 5000 + b"</body></html>"
+    assert "deep text" in _load(tmp_path, workspace, ctx_settings, "deep.html", html).text
+    nested = b"[" * 100_000 + b"]" * 100_000
+    assert _load(tmp_path, workspace, ctx_settings, "deep.json", nested).text == nested.decode()

@@ -151,7 +151,7 @@ def _json_text(text: str, size: int) -> str:
         return text
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

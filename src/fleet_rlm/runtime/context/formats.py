@@ -109,7 +109,11 @@ def html_text(html: str, *, name: str) -> tuple[str, dict[str, Any]]:
         soup.head.decompose()
     body = soup.body or soup
     converter = MarkdownConverter(heading_style="ATX", strip=["img"], escape_underscores=False)
-    text = _BLANK_RUNS.sub("\n\n", converter.convert_soup(body)).strip()
+    try:
+        markdown = converter.convert_soup(body)
+    except RecursionError:  # absurdly deep nesting: plain text is still readable
+        markdown = body.get_text("\n")
+    text = _BLANK_RUNS.sub("\n\n", markdown).strip()
     info: dict[str, Any] = {}
     if title:
         info["title"] = title
