@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context import ContextLimits, LoadedDocument, load_context
-from fleet_rlm.runtime.contracts import ContextSource
+from fleet_rlm.runtime.context.repo import _run
+from fleet_rlm.runtime.contracts import CancelToken, ContextSource
 
 from .conftest import make_settings
 
@@ -160,3 +162,35 @@ def test_readme_and_listing_are_bounded(origin: Path, workspace: Path, ctx_setti
     assert doc.truncated is True
     assert "--- README.md ---\n# Dem\n" in doc.text
     assert "... 2 more files not listed" in doc.text
+
+
+def _run_limited(tmp_path: Path, script: str, *, timeout_s: float = 30.0, cancel: CancelToken | None = None) -> str:
+    """Drive the clone runner's limits with a real process standing in for a slow or growing git."""
+    watch = tmp_path / "clone"
+    watch.mkdir()
+    with pytest.raises(FleetError) as caught:
+        _run(
+            ["sh", "-c", script.replace("DIR", str(watch)), "url", "dest"],
+            url="https://example.org/x.git",
+            env={"PATH": os.environ["PATH"]},
+            deadline=time.monotonic() + timeout_s,
+            timeout_s=timeout_s,
+            cancel=cancel,
+            watch=watch,
+            max_bytes=100_000,
+        )
+    return caught.value.code
+
+
+def test_clone_time_limit_kills_git(tmp_path: Path) -> None:
+    assert _run_limited(tmp_path, "sleep 30", timeout_s=0.3) == "context_repo_failed"
+
+
+def test_clone_growing_past_the_size_limit_is_stopped(tmp_path: Path) -> None:
+    assert _run_limited(tmp_path, "head -c 500000 /dev/zero > DIR/blob; sleep 30") == "context_too_large"
+
+
+def test_cancel_stops_a_clone(tmp_path: Path) -> None:
+    cancel = CancelToken()
+    cancel.cancel()
+    assert _run_limited(tmp_path, "sleep 30", cancel=cancel) == "context_cancelled"
