@@ -21,6 +21,7 @@ from fleet_rlm.api import create_app
 from fleet_rlm.api.auth import TicketUserDep, consume_ticket, mint_token
 from fleet_rlm.config import Settings
 from fleet_rlm.store import utcnow
+from fleet_rlm.store.repos import tickets, users
 
 from .isolation import SECRET, assert_error, bearer, on_app, token_settings
 
@@ -121,6 +122,17 @@ def test_ws_ticket_is_stored_hashed_and_expires(settings: Settings) -> None:
 
         ids = on_app(client, stored_ids)
         assert ticket not in ids and len(ids) == 1 and len(ids[0]) == 64
+
+        async def plant_stale(db: Any) -> None:
+            async with db.transaction() as s:
+                alice = await users.get_user_by_name(s, name="alice")
+                stale = utcnow() - timedelta(hours=2)
+                await tickets.create_ticket(s, token_hash="f" * 64, user_id=alice.id, expires_at=stale)
+
+        on_app(client, plant_stale)
+        client.post("/api/v1/auth/ws-ticket", headers=bearer(secured, "alice"))
+        remaining = on_app(client, stored_ids)
+        assert "f" * 64 not in remaining and len(remaining) == 2  # stale one purged on issue
 
         later = utcnow() + timedelta(seconds=61)
         with pytest.raises(Exception) as expired:

@@ -17,6 +17,7 @@ from fleet_rlm.store.models import User
 from fleet_rlm.store.repos import tickets, users
 
 MAX_TTL_S = 60
+PURGE_AFTER = timedelta(hours=1)
 TICKET_ACTION = "request a new ticket with POST /api/v1/auth/ws-ticket and connect within 60 seconds"
 
 
@@ -25,11 +26,15 @@ def hash_ticket(ticket: str) -> str:
 
 
 async def issue_ticket(db: Database, *, user_id: str, ttl_s: int = MAX_TTL_S) -> tuple[str, datetime]:
-    """A fresh ticket for `user_id` and when it expires; `ttl_s` is clamped to 1..60 seconds."""
+    """A fresh ticket for `user_id` and when it expires; `ttl_s` is clamped to 1..60 seconds.
+
+    Tickets that expired over an hour ago are deleted on the way, so the table stays small without a job.
+    """
     ttl = max(1, min(int(ttl_s), MAX_TTL_S))
     ticket = secrets.token_urlsafe(32)
     expires_at = utcnow() + timedelta(seconds=ttl)
     async with db.transaction() as s:
+        await tickets.purge_tickets(s, before=utcnow() - PURGE_AFTER)
         await tickets.create_ticket(s, token_hash=hash_ticket(ticket), user_id=user_id, expires_at=expires_at)
     return ticket, expires_at
 
