@@ -73,12 +73,12 @@ def failure_code(exc: BaseException) -> str:
         return "lm_timeout"
     if isinstance(exc, dspy.LMInvalidRequestError) or (isinstance(status, int) and 400 <= status < 500):
         return "lm_bad_request"
-    if isinstance(status, int) and status >= 500:
-        return "lm_server_error"
     if _is_timeout(exc):
         return "lm_timeout"
-    if isinstance(exc, dspy.LMTransportError) or _is_connect(exc):
+    if isinstance(exc, dspy.LMTransportError) or _is_connect(exc):  # LiteLLM reports these as a 500
         return "lm_unreachable"
+    if isinstance(status, int) and status >= 500:
+        return "lm_server_error"
     if isinstance(exc, dspy.LMServerError):
         return "lm_server_error"
     return "lm_error"
