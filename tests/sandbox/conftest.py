@@ -1,5 +1,5 @@
 """Backends under test. The conformance and hostile suites take `make_interpreter` and run on every backend:
-local with bubblewrap, local reduced (forced), and later Daytona (add a param that builds its factory)."""
+local with bubblewrap, local reduced (forced), and Daytona (against the fake Daytona server; conformance only)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, interpreter_factory, isolation_level
+from tests.sandbox.daytona.fixtures import daytona_backend, fake_daytona  # noqa: F401 - fixtures for "daytona"
 
-BACKENDS = ["bubblewrap", "reduced"]
+BACKENDS = ["bubblewrap", "reduced", "daytona"]
+DAYTONA_MODULES = {"tests.sandbox.test_conformance"}
 needs_bwrap = pytest.mark.skipif(
     isolation_level() != "bubblewrap", reason="bubblewrap is not usable on this host (isolation: reduced)"
 )
@@ -21,6 +23,10 @@ needs_bwrap = pytest.mark.skipif(
 def backend(request: pytest.FixtureRequest) -> str:
     if request.param == "bubblewrap" and isolation_level() != "bubblewrap":
         pytest.skip("bubblewrap is not usable on this host")
+    if request.param == "daytona" and request.module.__name__ not in DAYTONA_MODULES:
+        pytest.skip(
+            "local-only suite: the fake Daytona server is not an isolation boundary (see tests/sandbox/daytona)"
+        )
     return str(request.param)
 
 
@@ -28,12 +34,16 @@ MakeInterpreter = Callable[..., SandboxInterpreter]
 
 
 @pytest.fixture
-def make_interpreter(backend: str, tmp_path: Path) -> Iterator[MakeInterpreter]:
+def make_interpreter(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[MakeInterpreter]:
     created: list[SandboxInterpreter] = []
 
     def make(tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any) -> SandboxInterpreter:
         options.setdefault("cell_timeout_s", 10.0)
-        factory = interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
+        if backend == "daytona":
+            daytona = request.getfixturevalue("daytona_backend")
+            factory: Any = interpreter_factory("daytona", data_dir=tmp_path / "data", daytona=daytona, **options)
+        else:
+            factory = interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
         interp = factory()
         interp.tools.update(tools or {})
         interp.output_fields = output_fields

@@ -8,7 +8,7 @@ action prompt) and is deliberately not itself a `CodeInterpreter` (dspy rejects 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import InvalidInput
@@ -17,7 +17,11 @@ from fleet_rlm.sandbox.launcher import IsolationUnavailable, resolve_isolation
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.pool import SandboxPool
 from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
-from fleet_rlm.sandbox.status import isolation_level, sandbox_status
+from fleet_rlm.sandbox.status import isolation_level
+from fleet_rlm.sandbox.status import sandbox_status as _local_status
+
+if TYPE_CHECKING:
+    from fleet_rlm.sandbox.daytona import DaytonaInterpreterFactory
 
 __all__ = [
     "GUEST_ROOT",
@@ -62,6 +66,15 @@ class InterpreterFactory:
         return sandbox_status("local")
 
 
+def sandbox_status(backend: str = "local", settings: Settings | None = None) -> dict[str, Any]:
+    """Status of a backend for /ready and doctor; Daytona's is read from configuration (no network call)."""
+    if backend == "daytona":
+        from fleet_rlm.sandbox.daytona import DaytonaOptions, daytona_status
+
+        return daytona_status(DaytonaOptions.from_settings(settings or Settings()))
+    return _local_status(backend)
+
+
 def interpreter_factory(
     backend: str = "local",
     *,
@@ -71,18 +84,25 @@ def interpreter_factory(
     session_id: str | None = None,
     workspace_id: str | None = None,
     **options: Any,
-) -> InterpreterFactory:
+) -> InterpreterFactory | DaytonaInterpreterFactory:
     """Build the factory `dspy.RLM(interpreter_factory=...)` takes.
 
     `options` are `SandboxOptions` fields (isolation="reduced" forces reduced mode, require_isolation=True
     refuses without bubblewrap, cell_timeout_s, memory_mb, batch_concurrency, ...). `data_dir` or `settings`
     locate `<data_dir>/workspaces/<workspace_id>`; a `pool` makes leases warm and per-session.
+    backend="daytona" takes the same arguments plus `daytona=` and `reuse=` (see `sandbox.daytona`).
     """
+    if backend == "daytona":
+        from fleet_rlm.sandbox.daytona import daytona_interpreter_factory
+
+        return daytona_interpreter_factory(
+            settings=settings, data_dir=data_dir, pool=pool, session_id=session_id, workspace_id=workspace_id, **options
+        )
     if backend != "local":
         raise InvalidInput(
             f"sandbox backend {backend!r} is not available here",
             code="sandbox_backend_unknown",
-            action="use backend='local' (the daytona backend is provided separately)",
+            action="use backend='local' or backend='daytona'",
         )
     if pool is not None:
         resolved = pool.options.with_changes(**options) if options else pool.options

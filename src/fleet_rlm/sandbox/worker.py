@@ -1,7 +1,7 @@
 """fleet-rlm sandbox worker: a persistent Python REPL speaking framed JSON on dedicated file descriptors.
 
 Standard library only and self-contained, so the same file runs locally (pipes, inside bubblewrap) and inside
-a Daytona sandbox (another transport): `python -I worker.py --in FD --out FD [--uid U --gid G]`.
+Daytona (as text lines, worker_lines.py): `python -I worker.py --in FD --out FD [--uid U --gid G]`.
 
 Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: exec, reply, interrupt,
 shutdown; worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers
@@ -472,7 +472,7 @@ def _parse_args(argv):
     return opts
 
 
-def main(argv):
+def main(argv, channel_type=None):
     opts = _parse_args(argv)
     _apply_limits(opts["--limits"])
     if opts["--uid"] is not None and os.getuid() == 0:
@@ -489,7 +489,7 @@ def main(argv):
     if os.path.isdir(workspace):
         os.chdir(workspace)
     dedicated = opts["--uid"] is not None and os.getuid() == int(opts["--uid"])
-    worker = Worker(Channel(in_fd, out_fd), workspace, dedicated_uid=dedicated)
+    worker = Worker((channel_type or Channel)(in_fd, out_fd), workspace, dedicated_uid=dedicated)
     try:
         worker.serve()
     finally:
