@@ -42,9 +42,10 @@ def test_version() -> None:
 
 
 def test_fleet_without_arguments_explains_what_to_do() -> None:
+    """No arguments = the terminal chat; without a model it explains how to configure one and exits 2."""
     result = runner.invoke(build_fleet_app(), [])
-    assert result.exit_code == 0
-    assert "fleet web" in result.stdout
+    assert result.exit_code == 2
+    assert "DSPY_LM_MODEL" in result.output and "DSPY_LLM_API_KEY" in result.output
 
 
 def test_every_command_has_help() -> None:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import typer
 
 from fleet_rlm import __version__
+from fleet_rlm.cli.auth import auth_app
+from fleet_rlm.cli.chat import chat
+from fleet_rlm.cli.daytona import daytona_smoke, daytona_snapshot
 from fleet_rlm.cli.db import db_app
+from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.run import run
+from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
 
 
@@ -65,12 +71,6 @@ def _settings(host: str | None, port: int | None):  # type: ignore[no-untyped-de
     return load_settings(**overrides)
 
 
-CHAT_PENDING = (
-    "The terminal chat is not available in this version yet.\n"
-    "Run `fleet web` for the web workbench, or `fleet-rlm --help` for every command."
-)
-
-
 def build_fleet_rlm_app() -> typer.Typer:
     app = typer.Typer(
         name="fleet-rlm",
@@ -83,9 +83,16 @@ def build_fleet_rlm_app() -> typer.Typer:
     def root(version: bool = VersionOption) -> None:
         """fleet-rlm operator commands."""
 
+    app.command("chat")(chat)
+    app.command("run")(run)
     app.command("web")(web)
     app.command("serve-api")(serve_api)
+    app.command("doctor")(doctor)
+    app.add_typer(sessions_app, name="sessions")
+    app.add_typer(auth_app, name="auth")
     app.add_typer(db_app, name="db")
+    app.command("daytona-smoke")(daytona_smoke)
+    app.command("daytona-snapshot")(daytona_snapshot)
     return app
 
 
@@ -99,11 +106,23 @@ def build_fleet_app() -> typer.Typer:
 
     @app.callback(invoke_without_command=True)
     def root(ctx: typer.Context, version: bool = VersionOption) -> None:
-        """Without a command: the terminal chat."""
+        """Without a command: the terminal chat on the embedded server (SQLite, local sandbox by default)."""
         if ctx.invoked_subcommand is None:
-            typer.echo(CHAT_PENDING)
+            chat(
+                session=None,
+                mode="auto",
+                trace_mode="compact",
+                attach=None,
+                url=None,
+                repo=None,
+                ref=None,
+                url_server=None,
+            )
 
+    app.command("chat")(chat)
+    app.command("run")(run)
     app.command("web")(web)
+    app.command("doctor")(doctor)
     return app
 
 

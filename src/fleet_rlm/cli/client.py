@@ -1,0 +1,220 @@
+"""The one way the CLI talks to a server: HTTP, SSE and JSON over httpx, in-process or remote alike.
+
+Every failure a user can hit becomes a `FleetError` (stable code, one line, action), so commands print one
+line and never a traceback. Turn streams yield parsed `fleet_rlm.events` models; the client remembers the
+run id and last seq so an interrupted stream can be resumed with `follow_run(after=...)`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fleet_rlm.errors import FleetError
+from fleet_rlm.events import TERMINAL_TYPES, Event, InvalidEvent, parse_event
+
+API = "/api/v1"
+STREAM_TIMEOUT = httpx.Timeout(10.0, read=None)
+DEFAULT_TIMEOUT = httpx.Timeout(30.0)
+
+
+@dataclass
+class StreamState:
+    """Where a turn stream got to: enough to resume following or to cancel it."""
+
+    run_id: str | None = None
+    last_seq: int = 0
+    terminal: Event | None = None
+    events: list[Event] = field(default_factory=list)
+
+
+def api_error(response: httpx.Response) -> FleetError:
+    """The server's `{"error": {code, message, action}}` body as a FleetError (or a generic one)."""
+    try:
+        body = response.json().get("error") or {}
+    except (ValueError, AttributeError):
+        body = {}
+    code = str(body.get("code") or f"http_{response.status_code}")
+    where = f"{response.request.method} {response.request.url.path}"
+    message = str(body.get("message") or f"{where} answered {response.status_code}")
+    details = body.get("details") if isinstance(body.get("details"), dict) else None
+    return FleetError(message, code=code, status=response.status_code, action=body.get("action"), details=details)
+
+
+def unreachable(base_url: str, exc: Exception) -> FleetError:
+    return FleetError(
+        f"cannot reach the server at {base_url} ({type(exc).__name__}: {exc})",
+        code="server_unreachable",
+        action="check the --url-server address and that the server is running (`fleet-rlm serve-api`)",
+    )
+
+
+class FleetClient:
+    """Thin typed wrapper over the REST API. Methods return the JSON bodies as dicts."""
+
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> FleetClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self.http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        if response.status_code >= 400:
+            raise api_error(response)
+        return response
+
+    def get_json(self, url_path: str, **params: Any) -> Any:
+        clean = {key: value for key, value in params.items() if value is not None}
+        return self.request("GET", url_path, params=clean).json()
+
+    # --- server --------------------------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/info"))
+
+    def ready(self) -> dict[str, Any]:
+        try:
+            response = self.http.get("/ready")
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        return dict(response.json())
+
+    # --- sessions ------------------------------------------------------------------------------------------
+    def create_session(self, title: str = "", settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = {"title": title[:500], "settings": settings or {}}
+        return dict(self.request("POST", f"{API}/sessions", json=body).json())
+
+    def list_sessions(self, q: str | None = None, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/sessions", q=q, limit=limit, offset=offset))
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/sessions/{session_id}"))
+
+    def update_session(self, session_id: str, **changes: Any) -> dict[str, Any]:
+        return dict(self.request("PATCH", f"{API}/sessions/{session_id}", json=changes).json())
+
+    def delete_session(self, session_id: str) -> None:
+        self.request("DELETE", f"{API}/sessions/{session_id}")
+
+    def list_turns(self, session_id: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/sessions/{session_id}/turns", limit=limit, offset=offset))
+
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/sessions/{session_id}/export"))
+
+    def active_run(self, session_id: str) -> str | None:
+        """Id of the session's queued or running run, if any."""
+        states = self.get_json(f"{API}/sessions/state")
+        for item in states.get("items", []):
+            if item.get("session_id") == session_id and item.get("active_run"):
+                return str(item["active_run"]["id"])
+        return None
+
+    # --- runs ----------------------------------------------------------------------------------------------
+    def start_turn(self, session_id: str, body: dict[str, Any], state: StreamState) -> Iterator[Event]:
+        """POST a turn and yield its events until the terminal one; `state` tracks run id and seq."""
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        yield from self._stream("POST", f"{API}/sessions/{session_id}/turns", state, json=body, headers=headers)
+
+    def follow_run(self, run_id: str, state: StreamState, after: int = 0) -> Iterator[Event]:
+        """Replay the run's events after `after`, then follow it live until its terminal event."""
+        state.run_id = run_id
+        yield from self._stream("GET", f"{API}/runs/{run_id}/stream", state, params={"after": after})
+
+    def cancel_run(self, run_id: str) -> dict[str, Any]:
+        return dict(self.request("PUT", f"{API}/runs/{run_id}/cancellation").json())
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/runs/{run_id}"))
+
+    def _stream(self, method: str, path: str, state: StreamState, **kwargs: Any) -> Iterator[Event]:
+        try:
+            with self.http.stream(method, path, timeout=STREAM_TIMEOUT, **kwargs) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise api_error(response)
+                state.run_id = response.headers.get("x-run-id") or state.run_id
+                for data in sse_data(response.iter_lines()):
+                    event = _parse(data)
+                    state.last_seq = max(state.last_seq, event.seq)
+                    state.events.append(event)
+                    yield event
+                    if event.type in TERMINAL_TYPES:
+                        state.terminal = event
+                        return
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+
+    # --- context and outputs -------------------------------------------------------------------------------
+    def upload_file(self, path: Path, session_id: str | None = None) -> dict[str, Any]:
+        if not path.is_file():
+            raise FleetError(f"no such file: {path}", code="file_not_found", action="check the path and retry")
+        data = {"session_id": session_id} if session_id else {}
+        with path.open("rb") as handle:
+            files = {"file": (path.name, handle)}
+            return dict(self.request("POST", f"{API}/attachments", files=files, data=data).json())
+
+    def list_artifacts(self, session_id: str) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/artifacts", session_id=session_id, limit=100))
+
+    def volume_file(self, path: str) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/runtime/volume/file", path=path))
+
+    def has_route(self, path: str) -> bool:
+        """True when the server answers `path` with anything but 404/405 (optional APIs like profiles)."""
+        try:
+            response = self.http.get(path)
+        except httpx.TransportError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        return response.status_code not in (404, 405)
+
+
+def sse_data(lines: Iterator[str]) -> Iterator[str]:
+    """The `data:` payload of each SSE message (multi-line data joined with newlines, comments skipped)."""
+    buffer: list[str] = []
+    for line in lines:
+        if not line:
+            if buffer:
+                yield "\n".join(buffer)
+                buffer = []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            buffer.append(value[1:] if value.startswith(" ") else value)
+    if buffer:
+        yield "\n".join(buffer)
+
+
+def _parse(data: str) -> Event:
+    try:
+        return parse_event(data)
+    except InvalidEvent as exc:
+        raise FleetError(
+            f"the server sent an event this client cannot read: {exc.message}",
+            code="incompatible_server",
+            action="use the same fleet-rlm version for the server and the CLI",
+        ) from exc
+
+
+def to_json_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

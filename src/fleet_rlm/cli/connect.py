@@ -1,0 +1,80 @@
+"""Open a `FleetClient` on a remote server (--url-server, token from FLEET_TOKEN) or on the embedded one.
+
+Also owns the "no model configured" exit: both modes ask the server's /api/v1/info, so the message is the
+same wherever the server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterator
+
+import typer
+
+from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.config import load_settings
+
+TOKEN_ENV = "FLEET_TOKEN"
+EXIT_NOT_CONFIGURED = 2
+
+NO_MODEL_HELP = """No language model is configured, so there is nothing to chat with yet.
+
+Configure one with environment variables (or the same names in a .env file in this directory):
+
+  DSPY_LM_MODEL=openai/gpt-4o-mini          the model, in LiteLLM form (provider/model)
+  DSPY_LLM_API_KEY=sk-...                   the provider's API key
+  DSPY_LM_API_BASE=http://localhost:8001/v1 optional: an OpenAI-compatible endpoint
+
+Then run the command again. `fleet-rlm doctor lm` checks the configuration with one tiny completion."""
+
+REMOTE_NO_MODEL_HELP = (
+    "The server at {url} has no language model configured. Configure DSPY_LM_MODEL and DSPY_LLM_API_KEY "
+    "(or DSPY_LM_API_BASE) where the server runs, restart it, and try again."
+)
+
+
+def _prepare_local(settings: object) -> None:
+    """Predictable startup failures (data dir, database) as one-line errors before the server starts."""
+    from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+
+    prepare_data_dir(settings)  # type: ignore[arg-type]
+
+    async def _database() -> None:
+        database = await prepare_database(settings)  # type: ignore[arg-type]
+        await database.dispose()
+
+    asyncio.run(_database())
+
+
+@contextlib.contextmanager
+def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[FleetClient]:
+    """A client for `url_server`, or for an embedded server started for the duration of the block.
+
+    With `need_model`, exit 2 with the configuration recipe when no model is configured."""
+    if url_server:
+        with FleetClient(url_server, os.environ.get(TOKEN_ENV) or None) as client:
+            if need_model:
+                require_model(client, remote=True)
+            yield client
+        return
+    from fleet_rlm.cli.inprocess import embedded_server
+
+    settings = load_settings()
+    if need_model and not settings.model_configured:  # known before starting anything: nothing touched, same message
+        typer.echo(NO_MODEL_HELP, err=True)
+        raise typer.Exit(EXIT_NOT_CONFIGURED)
+    _prepare_local(settings)
+    with embedded_server(settings) as base_url, FleetClient(base_url) as client:
+        yield client
+
+
+def require_model(client: FleetClient, *, remote: bool) -> None:
+    """Exit with status 2 and the configuration recipe when the server has no model."""
+    info = client.info()
+    if (info.get("model") or {}).get("configured"):
+        return
+    message = REMOTE_NO_MODEL_HELP.format(url=client.base_url) if remote else NO_MODEL_HELP
+    typer.echo(message, err=True)
+    raise typer.Exit(EXIT_NOT_CONFIGURED)

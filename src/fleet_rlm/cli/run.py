@@ -1,0 +1,60 @@
+"""`fleet-rlm run "TASK"`: one turn for scripts. Answer (or JSON) on stdout, progress on stderr.
+
+Exit codes: 0 the turn succeeded; 1 it failed (or the server refused it); 2 no model is configured;
+130 it was cancelled (Ctrl-C). Each run gets a new session, so it shows up in `fleet-rlm sessions list`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from fleet_rlm.cli.chat import ServerOption, _choice
+from fleet_rlm.cli.chat_state import MODES, ChatState, Staged
+from fleet_rlm.cli.connect import open_client
+from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.render import TRACE_MODES, TurnOutcome, TurnRenderer
+from fleet_rlm.cli.turn import drive_turn
+
+EXIT_CODES = {"succeeded": 0, "cancelled": 130}
+
+
+def run(
+    task: str = typer.Argument(..., metavar="TASK", help="The task. Use - to read it from stdin."),
+    context: list[Path] | None = typer.Option(None, "--context", help="A local file to use as context (repeatable)."),
+    url: list[str] | None = typer.Option(None, "--url", help="Fetch a URL as context (repeatable)."),
+    mode: str = typer.Option("auto", "--mode", help="Execution mode: auto, direct, tools or rlm."),
+    trace_mode: str = typer.Option("compact", "--trace-mode", help="Progress on stderr: compact, verbose or off."),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON (answer, status, usage, ids)."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Run one task and print its answer; progress goes to stderr, the exit code says whether it worked."""
+    _choice(mode, MODES, "--mode")
+    _choice(trace_mode, TRACE_MODES, "--trace-mode")
+    content = sys.stdin.read() if task == "-" else task
+    if not content.strip():
+        raise typer.BadParameter("the task is empty", param_hint="TASK")
+
+    def body() -> TurnOutcome:
+        progress = Console(stderr=True, highlight=False)
+        with open_client(url_server) as client:
+            state = ChatState(client=client, console=progress, mode=mode)
+            session_id = state.ensure_session(content)
+            staged = Staged(urls=list(url or []))
+            for path in context or []:
+                uploaded = client.upload_file(path.expanduser(), session_id=session_id)
+                staged.attachment_ids.append(str(uploaded["id"]))
+            state.staged = staged
+            renderer = TurnRenderer(progress, trace_mode, show_answer=False)  # type: ignore[arg-type]
+            return drive_turn(client, renderer, session_id=session_id, body=state.turn_body(content), notice=state.hint)
+
+    outcome = guarded(body)
+    if as_json:
+        typer.echo(json.dumps(outcome.to_json(), ensure_ascii=False))
+    elif outcome.ok:
+        typer.echo(outcome.answer)
+    raise typer.Exit(EXIT_CODES.get(outcome.status, 1))

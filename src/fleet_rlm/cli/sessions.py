@@ -1,0 +1,109 @@
+"""`fleet-rlm sessions list|show|export|delete`: the same sessions the chat and web UI see, via the API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fleet_rlm.cli.chat import ServerOption
+from fleet_rlm.cli.connect import open_client
+from fleet_rlm.cli.errors import guarded
+
+sessions_app = typer.Typer(help="List, show, export and delete chat sessions.", no_args_is_help=True)
+
+
+@sessions_app.command("list")
+def list_sessions(
+    search: str | None = typer.Option(None, "--search", "-q", help="Only titles containing this text."),
+    limit: int = typer.Option(20, "--limit", min=1, max=200, help="How many to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print the page as JSON."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Recent sessions, most recently updated first."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            page = client.list_sessions(q=search, limit=limit)
+        if as_json:
+            typer.echo(json.dumps(page, ensure_ascii=False))
+            return
+        if not page["items"]:
+            typer.echo("no sessions")
+            return
+        table = Table("id", "title", "updated", box=None)
+        for item in page["items"]:
+            table.add_row(item["id"], item["title"] or "(untitled)", str(item["updated_at"])[:19])
+        Console(highlight=False).print(table)
+        if page["total"] > len(page["items"]):
+            typer.echo(f"({len(page['items'])} of {page['total']}; use --limit or --search)")
+
+    guarded(body)
+
+
+@sessions_app.command("show")
+def show_session(
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    as_json: bool = typer.Option(False, "--json", help="Print the session and its turns as JSON."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """A session's title, summary and turns (questions and answers)."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            session = client.get_session(session_id)
+            turns = client.list_turns(session_id, limit=500)
+        if as_json:
+            typer.echo(json.dumps({"session": session, "turns": turns["items"]}, ensure_ascii=False))
+            return
+        console = Console(highlight=False)
+        console.print(f"[bold]{session['title'] or '(untitled)'}[/bold]  {session['id']}")
+        if session.get("summary"):
+            console.print(f"[dim]{session['summary']}[/dim]")
+        for turn in turns["items"]:
+            console.print(f"\n[bold]you:[/bold] {turn['user_message']}")
+            console.print(f"[bold]fleet:[/bold] {turn['answer'] or '[dim](no answer)[/dim]'}")
+
+    guarded(body)
+
+
+@sessions_app.command("export")
+def export_session(
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """The session with its turns, runs, events and artifact metadata as one JSON document."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            bundle = client.export_session(session_id)
+        text = json.dumps(bundle, indent=2, ensure_ascii=False)
+        if output is None:
+            typer.echo(text)
+        else:
+            output.write_text(text + "\n", encoding="utf-8")
+            typer.echo(f"exported session {session_id} to {output}", err=True)
+
+    guarded(body)
+
+
+@sessions_app.command("delete")
+def delete_session(
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Delete a session with its turns, runs and events (workspace files stay)."""
+    if not yes and not typer.confirm(f"delete session {session_id}?"):
+        raise typer.Exit(1)
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            client.delete_session(session_id)
+        typer.echo(f"deleted session {session_id}")
+
+    guarded(body)
