@@ -8,6 +8,7 @@ install) pass through silently. `ObservedFactory` is the zero-argument factory h
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -52,6 +53,24 @@ def cut(text: str, limit: int) -> tuple[str, int]:
     half = max(limit // 2, 1)
     omitted = len(text) - 2 * half
     return f"{text[:half]}\n... [{omitted} chars omitted] ...\n{text[-half:]}", omitted
+
+
+def positional(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """dspy.RLM wraps user tools as `invoke(**kwargs)`; bind guest positional arguments to parameter names."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not args:
+            return fn(**kwargs)
+        return fn(**signature.bind(*args, **kwargs).arguments)
+
+    call._fleet_positional = True  # type: ignore[attr-defined]
+    call.__name__ = getattr(fn, "__name__", "tool")
+    call.__doc__ = getattr(fn, "__doc__", None)
+    return call
 
 
 class ObservedInterpreter:
@@ -105,7 +124,7 @@ class ObservedInterpreter:
         if variables and (HOST_TOKEN_VAR in variables or any(k.startswith("_raw_") for k in variables)):
             return self.inner.execute(code, variables)  # setup cells, not model steps
         self.control.check()
-        self.inner.tools.update(self.llm_tools)
+        self._install_tools()
         self.iteration += 1
         self.control.count_iteration()
         self.emitter.emit(Code, code=code, iteration=self.iteration)
@@ -126,6 +145,14 @@ class ObservedInterpreter:
         else:
             self._after("", "stdout")
         return result
+
+    def _install_tools(self) -> None:
+        """Our llm_query pair over RLM's, and positional arguments for RLM's keyword-only tool wrappers."""
+        tools = self.inner.tools
+        tools.update(self.llm_tools)
+        for name, fn in list(tools.items()):
+            if name not in self.llm_tools and not getattr(fn, "_fleet_positional", False):
+                tools[name] = positional(fn)
 
     def _after(self, text: str, stream: str) -> None:
         self.control.check()  # a cell cut short by a stop is not fed back to the model
