@@ -105,6 +105,7 @@ class DaytonaClient:
         self.loop = loop or LoopThread()
         self._sdk: AsyncDaytona | None = None
         self._volume_id: str | None = None
+        self.loop.submit(self.sdk())  # build the SDK client now: it loads TLS certificates (~0.3 s)
 
     # --- plumbing ------------------------------------------------------------------------------------------
     async def sdk(self) -> AsyncDaytona:
