@@ -11,9 +11,11 @@ from fastapi import FastAPI
 from fleet_rlm import __version__
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
-from fleet_rlm.api.routes import artifacts, attachments, auth, runs, sessions, traces, volume
-from fleet_rlm.api.routes import health
+from fleet_rlm.api.routes import artifacts, attachments, auth, health, runs, sessions, traces, turns, volume
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+from fleet_rlm.api.turns.lifecycle import turn_machinery
+from fleet_rlm.api.ws import events as ws_events
+from fleet_rlm.api.ws import execution as ws_execution
 from fleet_rlm.config import Settings, load_settings
 
 
@@ -30,7 +32,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         database = await prepare_database(settings)
         app.state.database = database
         try:
-            yield
+            async with turn_machinery(app, settings, database):
+                yield
         finally:
             await database.dispose()
 
@@ -46,4 +49,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(health.router)
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
+    app.include_router(turns.router)
+    app.include_router(ws_execution.router)
+    app.include_router(ws_events.router)
     return app

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.live.codec import row_to_json
 from fleet_rlm.api.lookups import owned_run
 from fleet_rlm.api.schemas.common import Responses
 from fleet_rlm.api.schemas.runs import EventOut, EventPage, RunOut, StepList
@@ -39,9 +40,9 @@ async def list_run_events(
     async with database.transaction() as s:
         run = await owned_run(s, user_id=user.user_id, run_id=run_id)
         rows = await events.list_events(s, run_id=run_id, after_seq=after, limit=limit)
-    items = [EventOut.model_validate(row) for row in rows]
-    last_seq = max(run.last_seq, items[-1].seq if items else 0)
-    next_after = items[-1].seq if items and items[-1].seq < last_seq else None
+    items = [row_to_json(row, session_id=run.session_id) for row in rows]
+    last_seq = max(run.last_seq, rows[-1].seq if rows else 0)
+    next_after = rows[-1].seq if rows and rows[-1].seq < last_seq else None
     return EventPage(items=items, next_after=next_after, last_seq=last_seq)
 
 

@@ -41,7 +41,9 @@ class EventOut(Out):
 
 
 class EventPage(BaseModel):
-    items: list[EventOut]
+    items: list[dict[str, Any]] = Field(
+        description="Events exactly as live clients receive them (see the event JSON Schema and docs/events.md)."
+    )
     next_after: int | None = Field(description="Pass as `after` to get the next page; null when caught up.")
     last_seq: int = Field(description="The run's latest seq when this page was read.")
 

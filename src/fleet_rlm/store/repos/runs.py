@@ -186,3 +186,14 @@ async def list_stale_runs(session: AsyncSession, *, older_than: datetime, limit:
         .limit(limit)
     )
     return list(result.scalars())
+
+
+async def list_unfinished_runs(session: AsyncSession, *, limit: int = 1000) -> list[Run]:
+    """Queued or running runs of every user, oldest first (crash recovery inspects their owners)."""
+    result = await session.execute(
+        select(Run)
+        .where(col(Run.status).in_(("queued", "running")))
+        .order_by(col(Run.created_at), col(Run.id))
+        .limit(limit)
+    )
+    return list(result.scalars())

@@ -1,0 +1,1 @@
+"""Running turns for API clients: recording events, the run lifecycle, cancellation and crash recovery."""

@@ -1,0 +1,54 @@
+"""Bring the turn machinery up and down with the app: bus, sandbox pool, runtime, service, crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from fleet_rlm.api.live.bus import LocalBus
+from fleet_rlm.api.turns.recovery import recover_orphaned_runs, sweep_forever
+from fleet_rlm.api.turns.service import TurnService
+from fleet_rlm.config import Settings
+from fleet_rlm.store import Database
+
+
+def make_bus(settings: Settings) -> LocalBus:
+    if settings.database_kind == "postgresql":
+        from fleet_rlm.api.live.pg_bus import PostgresBus
+
+        return PostgresBus(settings.resolved_database_url)
+    return LocalBus()
+
+
+def make_runtime(settings: Settings) -> object:
+    from fleet_rlm.runtime.runner import TurnRuntime
+
+    return TurnRuntime(settings)
+
+
+@asynccontextmanager
+async def turn_machinery(app: FastAPI, settings: Settings, database: Database) -> AsyncIterator[TurnService]:
+    bus = make_bus(settings)
+    await bus.start()
+    runtime = app.state.runtime_override if hasattr(app.state, "runtime_override") else make_runtime(settings)
+    service = TurnService(settings, database, bus, runtime)
+    app.state.turns = service
+    await recover_orphaned_runs(database, bus, settings, current_owner=service.owner, active=service.tokens)
+    sweeper = asyncio.get_running_loop().create_task(
+        sweep_forever(database, bus, settings, current_owner=service.owner, active=service.tokens)
+    )
+    try:
+        yield service
+    finally:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await service.shutdown()
+        shutdown = getattr(runtime, "shutdown", None)
+        if callable(shutdown):
+            await asyncio.to_thread(shutdown)
+        await bus.stop()

@@ -1,0 +1,148 @@
+"""Start, cancel and follow turns. One instance per app; it owns the threads turns run on.
+
+Starting a turn writes a queued run and the user's turn in one transaction, then executes it in the background
+(`executor.execute_run`): the request that started it only follows the run's events, so a client that drops
+its connection does not stop the run, and any client may resume following it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from fleet_rlm.api.live.bus import LocalBus
+from fleet_rlm.api.turns.inputs import TurnInput
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.runtime.contracts import CancelToken
+from fleet_rlm.store import Database, IdempotencyConflictError
+from fleet_rlm.store.models import Run
+from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import turns as turns_repo
+
+ACTIVE = ("queued", "running")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who starts a turn and where their workspace lives."""
+
+    user_id: str
+    workspace_id: str
+    workspace_dir: Path
+
+
+def process_owner() -> str:
+    """Identifies this server process in `runs.owner` (host:pid), so recovery can tell dead owners apart."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class TurnService:
+    def __init__(self, settings: Settings, database: Database, bus: LocalBus, runtime: object) -> None:
+        self.settings = settings
+        self.database = database
+        self.bus = bus
+        self.runtime = runtime
+        self.owner = process_owner()
+        self.tokens: dict[str, CancelToken] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
+        bus.on_cancel(self._on_cancel)
+
+    async def start(self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None) -> Run:
+        """Create (or, for a repeated idempotency key, find) the run for this input and execute it."""
+        from fleet_rlm.api.turns.executor import execute_run
+
+        async with self.database.transaction() as session:
+            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
+            if chat is None:
+                raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")
+            try:
+                run, created = await runs_repo.create_run(
+                    session,
+                    user_id=caller.user_id,
+                    session_id=session_id,
+                    execution_mode=data.execution_mode or self.settings.default_mode,
+                    idempotency_key=idempotency_key,
+                    input_fingerprint=data.fingerprint(),
+                    budgets=_budgets(self.settings, data),
+                )
+            except IdempotencyConflictError as exc:
+                raise Conflict(
+                    "this Idempotency-Key was used with a different input",
+                    code="idempotency_conflict",
+                    action="send a new Idempotency-Key for a new turn",
+                ) from exc
+            if not created:
+                return run
+            running = [r for r in await runs_repo.list_runs(session, session_id=session_id, limit=20) if r.id != run.id]
+            active = next((r for r in running if r.status in ACTIVE), None)
+            if active is not None:
+                raise Conflict(
+                    f"a turn is already running in this session (run {active.id})",
+                    code="turn_already_running",
+                    action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
+                    details={"run_id": active.id},
+                )
+            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content)
+            run.turn_id = turn.id
+            await sessions_repo.update_session(
+                session, user_id=caller.user_id, session_id=session_id, last_run_id=run.id
+            )
+            await session.flush()
+        token = CancelToken()
+        self.tokens[run.id] = token
+        task = asyncio.get_running_loop().create_task(execute_run(self, caller, run, data, token), name=f"run-{run.id}")
+        self.tasks[run.id] = task
+        run_id = run.id
+        task.add_done_callback(lambda _task: self._forget(run_id))
+        return run
+
+    def _forget(self, run_id: str) -> None:
+        self.tokens.pop(run_id, None)
+        self.tasks.pop(run_id, None)
+
+    async def cancel(self, *, user_id: str, run_id: str) -> Run:
+        """Record a durable cancel request and tell every replica; returns the run as it is now."""
+        async with self.database.transaction() as session:
+            run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            await runs_repo.request_cancel(session, run_id=run_id)
+        await self.bus.announce_cancel(run_id)
+        async with self.database.session() as session:
+            refreshed = await runs_repo.get_run(session, run_id=run_id)
+        assert refreshed is not None
+        return refreshed
+
+    def _on_cancel(self, run_id: str) -> None:
+        token = self.tokens.get(run_id)
+        if token is not None:
+            token.cancel("cancelled by request")
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Let running turns finish (tests and graceful shutdown)."""
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    async def shutdown(self) -> None:
+        for token in list(self.tokens.values()):
+            token.cancel("server shutting down")
+        await self.wait_idle(timeout=10.0)
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _budgets(settings: Settings, data: TurnInput) -> dict[str, object]:
+    return {
+        "max_iters": data.max_iters or settings.max_iters,
+        "max_llm_calls": data.max_llm_calls or settings.max_llm_calls,
+        "max_depth": settings.max_depth if data.max_depth is None else data.max_depth,
+        "turn_timeout_s": settings.turn_timeout_s,
+        "batch_concurrency": data.batch_concurrency or settings.batch_concurrency,
+    }

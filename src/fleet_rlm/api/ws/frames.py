@@ -1,0 +1,61 @@
+"""Client frames of `/api/v1/ws/execution`, parsed strictly: a bad frame gets an error frame, never a closed socket."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fleet_rlm.api.turns.inputs import MessageFrame
+
+MAX_FRAME_BYTES = 2 * 1024 * 1024
+
+
+class CancelFrame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["cancel"]
+    run_id: str = Field(min_length=1, max_length=64)
+
+
+class CommandFrame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["command"]
+    command: str = Field(min_length=1, max_length=64)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class FrameError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+FRAME_TYPES: dict[str, type[BaseModel]] = {"message": MessageFrame, "cancel": CancelFrame, "command": CommandFrame}
+
+
+def parse_frame(text: str) -> BaseModel:
+    if len(text.encode()) > MAX_FRAME_BYTES:
+        raise FrameError("frame_too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FrameError("invalid_json", f"frame is not JSON: {exc.msg}") from exc
+    if not isinstance(raw, dict):
+        raise FrameError("invalid_frame", "a frame must be a JSON object with a `type`")
+    model = FRAME_TYPES.get(str(raw.get("type")))
+    if model is None:
+        raise FrameError(
+            "unknown_frame_type", f"unknown frame type {raw.get('type')!r}; use message, cancel or command"
+        )
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "frame"
+        raise FrameError("invalid_frame", f"{where}: {first['msg']}") from exc
+
+
+def error_frame(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, **extra}
