@@ -23,17 +23,20 @@ lint: ## Ruff lint + format check, mypy, import layers, docs and OpenAPI drift
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 	$(UV) run --frozen python scripts/gen_docs.py --check
+	$(UV) run --frozen python scripts/gen_events_docs.py --check
 	$(UV) run --frozen python scripts/gen_openapi.py --check
 
 format: ## Apply ruff fixes and formatting
 	$(UV) run ruff check --fix src tests scripts migrations
 	$(UV) run ruff format src tests scripts migrations
 
-docs: ## Regenerate generated docs (configuration reference)
+docs: ## Regenerate generated docs (configuration, events + JSON Schema)
 	$(UV) run python scripts/gen_docs.py
+	$(UV) run python scripts/gen_events_docs.py
 
 docs-check: ## Fail when generated docs drift from the code
 	$(UV) run --frozen python scripts/gen_docs.py --check
+	$(UV) run --frozen python scripts/gen_events_docs.py --check
 
 api-sync: ## Regenerate openapi.yaml from the app
 	$(UV) run python scripts/gen_openapi.py

@@ -141,6 +141,13 @@ class Settings(BaseSettings):
     )
     upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted upload.")
     url_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1, description="Largest URL body fetched.")
+    context_max_chars: int = Field(default=200_000_000, ge=1, description="Total characters of one turn's context.")
+    context_dir_max_chars: int = Field(
+        default=2_000_000, ge=1, description="Text inlined from one workspace directory given as context."
+    )
+    url_timeout_s: float = Field(default=30.0, gt=0, description="Time to fetch one URL, redirects included.")
+    repo_timeout_s: float = Field(default=180.0, gt=0, description="Time limit of one repository clone.")
+    repo_max_bytes: int = Field(default=500 * 1024 * 1024, ge=1, description="Largest clone kept in a workspace.")
     url_allow_private: bool = Field(default=False, description="Allow URL context from loopback and private addresses.")
 
     # --- sandbox -------------------------------------------------------------------------------------------

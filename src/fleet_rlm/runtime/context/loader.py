@@ -37,7 +37,7 @@ def load_context(
     limits: ContextLimits | None = None,
 ) -> LoadedContext:
     """Load every source in order; the first failure raises its `FleetError` (nothing partial is returned)."""
-    bounds = limits or ContextLimits()
+    bounds = limits or ContextLimits.from_settings(settings)
     documents: list[LoadedDocument] = []
     total = 0
     for source in sources:
@@ -68,7 +68,7 @@ def load_source(
     cancel: CancelToken | None = None,
 ) -> LoadedDocument:
     """Load one source (dispatch on `source.kind`)."""
-    bounds = limits or ContextLimits()
+    bounds = limits or ContextLimits.from_settings(settings)
     if source.kind == "text":
         return load_text(source, workspace_dir=workspace_dir, settings=settings)
     if source.kind == "file":

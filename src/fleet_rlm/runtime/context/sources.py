@@ -25,7 +25,7 @@ README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", 
 
 @dataclass(frozen=True)
 class ContextLimits:
-    """Bounds of context loading that have no setting (yet); `load_context` uses the defaults."""
+    """Bounds of context loading; `from_settings` takes the user-visible ones from Settings."""
 
     max_total_chars: int = 200_000_000
     url_timeout_s: float = 30.0
@@ -34,6 +34,16 @@ class ContextLimits:
     dir_max_chars: int = 2_000_000
     readme_max_chars: int = 50_000
     listing_max_entries: int = 2_000
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ContextLimits:
+        return cls(
+            max_total_chars=settings.context_max_chars,
+            url_timeout_s=settings.url_timeout_s,
+            repo_timeout_s=settings.repo_timeout_s,
+            repo_max_bytes=settings.repo_max_bytes,
+            dir_max_chars=settings.context_dir_max_chars,
+        )
 
 
 def _missing(field: str, kind: str) -> Exception:
