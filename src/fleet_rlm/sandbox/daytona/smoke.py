@@ -97,7 +97,7 @@ class _Smoke:
         async def probe(sdk: AsyncDaytona) -> int:
             return len((await sdk.snapshot.list(limit=1)).items)
 
-        self.live.call("reach the API", probe)
+        self.live.call("list snapshots", probe)
         return "API reachable, key accepted"
 
     def snapshot(self) -> str:
@@ -119,15 +119,18 @@ class _Smoke:
 
     def create(self) -> str:
         labels = {LABEL_APP: "1", "role": "smoke", "workspace": SMOKE_WORKSPACE}
-        started = time.monotonic()
         self.sandbox = self.live.create_sandbox(labels, SMOKE_WORKSPACE)
-        return f"sandbox {self.sandbox.id} started in {time.monotonic() - started:.1f} s"
+        return f"sandbox {self.sandbox.id} started"
 
     def execute(self) -> str:
         assert self.sandbox is not None
         sandbox = self.sandbox
         worker_dir = ensure_worker_files(self.live, sandbox)
-        how = "baked into the snapshot" if worker_dir.startswith(BAKED_DIR) else "uploaded (snapshot lacks it)"
+        how = (
+            "baked into the snapshot"
+            if worker_dir.startswith(BAKED_DIR)
+            else "uploaded (the snapshot lacks this worker version; `fleet-rlm daytona-snapshot --refresh` bakes it in)"
+        )
         options = SandboxOptions(data_dir=Path("."), workspace_id=SMOKE_WORKSPACE, startup_timeout_s=60)
         session = WorkerSession(
             options, SMOKE_WORKSPACE, spawn=lambda o, _w: start_worker(self.live, sandbox, worker_dir, o)
