@@ -72,7 +72,8 @@ class EventCallback(BaseCallback):
             return
         with self._lock:
             self._tools[call_id] = (name, time.monotonic())
-        args = inputs.get("kwargs") if isinstance(inputs.get("kwargs"), dict) else inputs
+        kwargs = inputs.get("kwargs")
+        args: dict[str, Any] = kwargs if isinstance(kwargs, dict) else inputs
         self.emitter.emit(ToolCall, call_id=call_id, name=name, args=_short_args(args))
 
     def on_tool_end(self, call_id: str, outputs: Any, exception: BaseException | None = None) -> None:

@@ -48,7 +48,7 @@ class TurnControl:
         self._callbacks: list[Callable[[], None]] = []
         self.started = time.monotonic()
         self.deadline = self.started + limits.turn_timeout_s
-        self._unregister_cancel = cancel.on_cancel(lambda: self.stop_with(CancelledStop(cancel.reason)))
+        self._unregister_cancel = cancel.on_cancel(self._cancelled)
         self._timer = threading.Timer(limits.turn_timeout_s, self._expire)
         self._timer.daemon = True
         self._timer.start()
@@ -105,6 +105,9 @@ class TurnControl:
                 return remove
         callback()
         return lambda: None
+
+    def _cancelled(self) -> None:
+        self.stop_with(CancelledStop(self.cancel.reason))
 
     def _expire(self) -> None:
         limit = self.limits.turn_timeout_s

@@ -59,5 +59,5 @@ def route(scope: TurnScope, *, requested: str, task: str, context: LoadedContext
     except Exception as exc:  # a router that cannot answer must not fail the turn
         fallback: Mode = "tools" if context.documents else "direct"
         return Route(fallback, f"the router failed ({type(exc).__name__}); defaulting to {fallback}", True)
-    mode = choice.mode if choice.mode in ("direct", "tools", "rlm") else "direct"
+    mode: Mode = choice.mode if choice.mode in ("direct", "tools", "rlm") else "direct"
     return Route(mode, str(choice.reason or "chosen by the router").strip(), True)

@@ -142,17 +142,16 @@ class _Turn:
             )
             history = history_variable(request.history, request.session_summary)
             outcome, mode = execute_turn(scope, self.emitter, request, history)
-            result.answer, result.fields, result.execution_mode = outcome.answer, outcome.fields, mode
+            result.answer, result.fields = outcome.answer, outcome.fields
+            result.execution_mode = mode
             result.program_version = outcome.version
         except CancelledStop as stop:
             result.status = "cancelled"
             result.error = {"code": "cancelled", "message": stop.reason}
         except BudgetStop as stop:
             self.emitter.emit(BudgetExhausted, budget=stop.budget, limit=stop.limit, used=stop.used)
-            result.answer = (
-                (scope.progress if scope else None)
-                and scope.progress.partial_answer(f"the {stop.budget} budget ({stop.limit:g}) was reached")
-            ) or f"(No answer: the {stop.budget} budget was reached before any step finished.)"
+            why = f"the {stop.budget} budget ({stop.limit:g}) was reached"
+            result.answer = scope.progress.partial_answer(why) if scope else f"(No answer: {why}.)"
             result.fields = {"answer": result.answer, "budget_exhausted": stop.budget, "partial": True}
         except TurnStop as stop:  # pragma: no cover - every stop is one of the two above
             result.status, result.error = "cancelled", {"code": "cancelled", "message": str(stop)}

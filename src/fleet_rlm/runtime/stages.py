@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleet_rlm.config import ExecutionMode
 from fleet_rlm.events import ContextLoaded, RouteDecision, Status
 from fleet_rlm.runtime.context import load_context
 from fleet_rlm.runtime.contracts import TurnRequest
@@ -16,7 +17,9 @@ from fleet_rlm.runtime.simple_modes import run_direct, run_tools
 SOURCE_EVENT_KIND = {"text": "text", "file": "file", "url": "url", "repo": "repository", "path": "workspace"}
 
 
-def execute_turn(scope: TurnScope, emitter: Emitter, request: TurnRequest, history: str) -> tuple[RLMOutcome, str]:
+def execute_turn(
+    scope: TurnScope, emitter: Emitter, request: TurnRequest, history: str
+) -> tuple[RLMOutcome, ExecutionMode]:
     def on_loaded(kind: str, chars: int, info: dict[str, Any]) -> None:
         source = "attachment" if info.get("attachment_id") else SOURCE_EVENT_KIND.get(kind, "other")
         raw = info.get("bytes")
