@@ -90,6 +90,10 @@ class FleetClient:
     def info(self) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/info"))
 
+    def me(self) -> dict[str, Any]:
+        """Who the server thinks we are; fails with `unauthorized` when the token is missing or wrong."""
+        return dict(self.get_json(f"{API}/auth/me"))
+
     def ready(self) -> dict[str, Any]:
         try:
             response = self.http.get("/ready")

@@ -55,6 +55,7 @@ def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[
     With `need_model`, exit 2 with the configuration recipe when no model is configured."""
     if url_server:
         with FleetClient(url_server, os.environ.get(TOKEN_ENV) or None) as client:
+            client.me()  # fail at once, on one line, when the server wants a token we do not have
             if need_model:
                 require_model(client, remote=True)
             yield client
