@@ -3,6 +3,7 @@ sandboxes, cleanup, and user-facing failures."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,15 @@ def test_missing_snapshot_and_unreachable_api_are_actionable(fake_daytona: FakeD
             assert " — " in str(info.value)  # the action follows the message
         finally:
             backend.shutdown()
+
+
+def test_concurrent_first_use_of_a_session_creates_one_sandbox(
+    fake_daytona: FakeDaytonaServer, daytona_backend: DaytonaBackend, tmp_path: Path
+) -> None:
+    factory = _factory(daytona_backend, tmp_path, session_id="s1")
+    interpreters = [factory() for _ in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        outputs = list(pool.map(lambda it: it.execute("print('up')"), interpreters))
+    assert outputs == ["up"] * 3 and _creates(fake_daytona) == 1
+    for interp in interpreters:
+        interp.shutdown()

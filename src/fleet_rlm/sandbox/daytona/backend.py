@@ -55,6 +55,7 @@ class DaytonaBackend:
         self._lock = threading.Lock()
         self._sandboxes: dict[str, _Sandbox] = {}
         self._workers: dict[str, DaytonaWorker] = {}
+        self._session_locks: dict[tuple[str | None, str], threading.Lock] = {}
         self._closed = False
 
     # --- spawning ------------------------------------------------------------------------------------------
@@ -84,9 +85,7 @@ class DaytonaBackend:
                 "the Daytona backend is shut down", code="daytona_closed", action="create a new backend"
             )
         for attempt in (1, 2):
-            entry = self._reusable(labels, fresh=attempt > 1) if reuse else None
-            if entry is None:
-                entry = self._track(self.client.create_sandbox(labels, workspace_id), keep=reuse)
+            entry = self._sandbox_for(labels, workspace_id, reuse=reuse, fresh=attempt > 1)
             try:
                 if entry.worker_dir is None:
                     entry.worker_dir = ensure_worker_files(self.client, entry.sandbox)
@@ -102,6 +101,19 @@ class DaytonaBackend:
                 self._workers[worker.session_id] = worker
             return worker
         raise AssertionError("unreachable")
+
+    def _sandbox_for(self, labels: dict[str, str], workspace_id: str, *, reuse: bool, fresh: bool) -> _Sandbox:
+        """The session's sandbox (one lookup/creation at a time per session), or a new one-off sandbox."""
+        if not reuse:
+            return self._track(self.client.create_sandbox(labels, workspace_id), keep=False)
+        key = (labels.get("session"), workspace_id)
+        with self._lock:
+            key_lock = self._session_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            entry = self._reusable(labels, fresh=fresh)
+            if entry is None:
+                entry = self._track(self.client.create_sandbox(labels, workspace_id), keep=True)
+            return entry
 
     def _reusable(self, labels: dict[str, str], *, fresh: bool = False) -> _Sandbox | None:
         wanted = {k: labels[k] for k in (LABEL_APP, "session", "workspace") if k in labels}
