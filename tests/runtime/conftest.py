@@ -35,6 +35,15 @@ class ListSink:
         return [e for e in self.events if e.type == kind]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _warm_pricing() -> None:
+    """The usage meter prices calls through LiteLLM's cost map; importing litellm takes seconds on a busy box,
+    so pay it once here rather than inside the first turn (where it would eat a short turn_timeout_s)."""
+    from fleet_rlm.llm.pricing import price
+
+    price("openai/fake-model", 1, 1)
+
+
 @pytest.fixture(scope="module")
 def fake_lm() -> Iterator[FakeLMServer]:
     with FakeLMServer() as server:
