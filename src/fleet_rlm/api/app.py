@@ -11,7 +11,19 @@ from fastapi import FastAPI
 from fleet_rlm import __version__
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
-from fleet_rlm.api.routes import artifacts, attachments, auth, health, runs, sessions, traces, turns, volume
+from fleet_rlm.api.routes import (
+    artifacts,
+    attachments,
+    auth,
+    health,
+    profiles,
+    roles,
+    runs,
+    sessions,
+    traces,
+    turns,
+    volume,
+)
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.api.turns.lifecycle import turn_machinery
 from fleet_rlm.api.ws import events as ws_events
@@ -50,6 +62,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
     app.include_router(turns.router)
+    for module in (profiles, roles):
+        app.include_router(module.router)
     app.include_router(ws_execution.router)
     app.include_router(ws_events.router)
     return app

@@ -1,0 +1,209 @@
+"""LLM profiles: the caller's named models (endpoint, encrypted key, options), their checks and model lists."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.api.auth import CurrentUserDep
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.schemas.common import Responses
+from fleet_rlm.api.schemas.profiles import (
+    ImportedProfile,
+    ImportEnvResult,
+    ModelList,
+    ProfileCreate,
+    ProfileList,
+    ProfileOut,
+    ProfileUpdate,
+)
+from fleet_rlm.api.user_lms import (
+    OPTION_FIELDS,
+    options_of,
+    owned_profile,
+    profile_not_found,
+    profile_out,
+    roles_by_profile,
+    to_lm_profile,
+)
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, FleetError
+from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
+from fleet_rlm.store.models import LlmProfile
+from fleet_rlm.store.repos import profiles as profiles_repo
+
+router = APIRouter(prefix="/api/v1/llm-profiles", tags=["llm-profiles"])
+NOT_FOUND: Responses = {404: {"description": "No such profile for this user."}}
+CONFLICT: Responses = {409: {"description": "Another of your profiles has this name."}}
+
+
+def name_taken(name: str) -> Conflict:
+    return Conflict(
+        f"you already have a profile named '{name}'",
+        code="profile_name_taken",
+        action="choose another name, or edit the existing profile",
+    )
+
+
+async def _ensure_free(s: AsyncSession, *, user_id: str, name: str, keep: str | None = None) -> None:
+    existing = await profiles_repo.get_profile_by_name(s, user_id=user_id, name=name)
+    if existing is not None and existing.id != keep:
+        raise name_taken(name)
+
+
+async def _out(s: AsyncSession, settings: Settings, row: LlmProfile, user_id: str) -> ProfileOut:
+    roles = roles_by_profile(await profiles_repo.list_bindings(s, user_id=user_id))
+    return profile_out(row, settings, roles.get(row.id, []))
+
+
+def _encrypt(settings: Settings, key: str | None) -> str | None:
+    return secret_box(settings).encrypt(key) if key else None
+
+
+@router.get("", operation_id="listLlmProfiles", response_model=ProfileList)
+async def list_profiles(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> ProfileList:
+    """Your profiles by name. Keys are never returned: see `api_key_set` and `api_key_masked`."""
+    async with database.transaction() as s:
+        rows = await profiles_repo.list_profiles(s, user_id=user.user_id)
+        roles = roles_by_profile(await profiles_repo.list_bindings(s, user_id=user.user_id))
+    return ProfileList(items=[profile_out(row, settings, roles.get(row.id, [])) for row in rows])
+
+
+@router.post("", operation_id="createLlmProfile", response_model=ProfileOut, status_code=201, responses=CONFLICT)
+async def create_profile(
+    user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileCreate
+) -> ProfileOut:
+    """A new profile; its API key is encrypted at rest."""
+    key = body.api_key.get_secret_value() if body.api_key else None
+    options = body.model_dump(include=set(OPTION_FIELDS))
+    async with database.transaction() as s:
+        await _ensure_free(s, user_id=user.user_id, name=body.name)
+        row = await profiles_repo.create_profile(
+            s,
+            user_id=user.user_id,
+            name=body.name,
+            model=body.model,
+            api_base=body.api_base,
+            api_key_encrypted=_encrypt(settings, key),
+            extra=options,
+        )
+        return await _out(s, settings, row, user.user_id)
+
+
+@router.patch(
+    "/{profile_id}", operation_id="updateLlmProfile", response_model=ProfileOut, responses={**NOT_FOUND, **CONFLICT}
+)
+async def update_profile(
+    profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileUpdate
+) -> ProfileOut:
+    """Change the fields present; `api_key: null` removes the key, a string replaces it."""
+    sent = body.model_dump(exclude_unset=True)
+    changes: dict[str, Any] = {}
+    for field in ("name", "model"):
+        if sent.get(field) is not None:
+            changes[field] = sent[field]
+    if "api_base" in sent:
+        changes["api_base"] = sent["api_base"]
+    if "api_key" in sent:
+        changes["api_key_encrypted"] = _encrypt(settings, body.api_key.get_secret_value() if body.api_key else None)
+    async with database.transaction() as s:
+        row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
+        if "name" in changes:
+            await _ensure_free(s, user_id=user.user_id, name=changes["name"], keep=row.id)
+        option_changes = {key: sent[key] for key in OPTION_FIELDS if key in sent}
+        if option_changes:
+            merged = options_of(row).model_dump() | option_changes
+            if merged.get("engine") is None:
+                merged["engine"] = "auto"
+            if merged.get("extra") is None:
+                merged["extra"] = {}
+            changes["extra"] = merged
+        updated = await profiles_repo.update_profile(s, user_id=user.user_id, profile_id=profile_id, **changes)
+        assert updated is not None
+        return await _out(s, settings, updated, user.user_id)
+
+
+@router.delete("/{profile_id}", operation_id="deleteLlmProfile", status_code=204, responses=NOT_FOUND)
+async def delete_profile(profile_id: str, user: CurrentUserDep, database: DatabaseDep) -> Response:
+    """Delete the profile; roles bound to it fall back to the environment or their fallback role."""
+    async with database.transaction() as s:
+        deleted = await profiles_repo.delete_profile(s, user_id=user.user_id, profile_id=profile_id)
+    if not deleted:
+        raise profile_not_found(profile_id)
+    return Response(status_code=204)
+
+
+@router.post("/{profile_id}/test", operation_id="testLlmProfile", response_model=LMCheckResult, responses=NOT_FOUND)
+async def test_profile(
+    profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
+) -> LMCheckResult:
+    """One tiny completion: ok and latency, or the failure's code, message and action (never a 5xx for a
+    provider failure)."""
+    async with database.transaction() as s:
+        row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
+    return await asyncio.to_thread(check_lm, to_lm_profile(row, settings), settings)
+
+
+@router.get(
+    "/{profile_id}/models",
+    operation_id="listLlmProfileModels",
+    response_model=ModelList,
+    responses={
+        **NOT_FOUND,
+        422: {"description": "The endpoint cannot list models."},
+        502: {"description": "The endpoint failed (code says how)."},
+    },
+)
+async def list_profile_models(
+    profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
+) -> ModelList:
+    """The model ids the profile's OpenAI-compatible endpoint serves."""
+    async with database.transaction() as s:
+        row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
+    models = await asyncio.to_thread(list_models, to_lm_profile(row, settings))
+    return ModelList(profile_id=row.id, models=models)
+
+
+@router.post("/import-env", operation_id="importLlmProfilesFromEnv", response_model=ImportEnvResult)
+async def import_env(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> ImportEnvResult:
+    """Profiles "env" and "env-delegate" from the server's DSPY_* settings (when set). Idempotent: a profile
+    already matching is left alone, one that differs is brought back in line."""
+    items: list[ImportedProfile] = []
+    box = secret_box(settings)
+    async with database.transaction() as s:
+        for name, env in env_profiles(settings).items():
+            key = env.api_key_value
+            row = await profiles_repo.get_profile_by_name(s, user_id=user.user_id, name=name)
+            if row is None:
+                row = await profiles_repo.create_profile(
+                    s,
+                    user_id=user.user_id,
+                    name=name,
+                    model=env.model,
+                    api_base=env.api_base,
+                    api_key_encrypted=box.encrypt(key) if key else None,
+                )
+                status = "created"
+            else:
+                try:
+                    current_key = box.decrypt(row.api_key_encrypted) if row.api_key_encrypted else None
+                except FleetError:  # encrypted with a lost secret key: the environment's key replaces it
+                    current_key = None if key else "(undecryptable)"
+                if (row.model, row.api_base, current_key) == (env.model, env.api_base, key):
+                    status = "unchanged"
+                else:
+                    await profiles_repo.update_profile(
+                        s,
+                        user_id=user.user_id,
+                        profile_id=row.id,
+                        model=env.model,
+                        api_base=env.api_base,
+                        api_key_encrypted=box.encrypt(key) if key else None,
+                    )
+                    status = "updated"
+            out = await _out(s, settings, row, user.user_id)
+            items.append(ImportedProfile(name=name, status=status, profile=out))  # type: ignore[arg-type]
+    return ImportEnvResult(items=items)
