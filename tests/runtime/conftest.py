@@ -35,8 +35,8 @@ class ListSink:
         return [e for e in self.events if e.type == kind]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _warm_pricing() -> None:
+@pytest.fixture(scope="session")
+def warm_pricing() -> None:
     """The usage meter prices calls through LiteLLM's cost map; importing litellm takes seconds on a busy box,
     so pay it once here rather than inside the first turn (where it would eat a short turn_timeout_s)."""
     from fleet_rlm.llm.pricing import price
@@ -45,7 +45,7 @@ def _warm_pricing() -> None:
 
 
 @pytest.fixture(scope="module")
-def fake_lm() -> Iterator[FakeLMServer]:
+def fake_lm(warm_pricing: None) -> Iterator[FakeLMServer]:
     with FakeLMServer() as server:
         yield server
 
