@@ -71,10 +71,7 @@ def test_docs_have_examples() -> None:
 @pytest.mark.parametrize(("kind", "source"), BLOCKS, ids=[f"{kind}-{i}" for i, (kind, _) in enumerate(BLOCKS)])
 def test_example_runs(kind: str, source: str, server: str, tmp_path: Path) -> None:
     env = {**os.environ, "FLEET_URL": server}
-    if kind == "bash":
-        command = ["bash", "-euo", "pipefail", "-c", source]
-    else:
-        command = [sys.executable, "-c", source]
+    command = ["bash", "-euo", "pipefail", "-c", source] if kind == "bash" else [sys.executable, "-c", source]
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     if 'echo "replayed"' in source:
