@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,6 +25,16 @@ def make_bus(settings: Settings) -> LocalBus:
     return LocalBus()
 
 
+def warm_imports() -> None:
+    """Import the heavy model libraries off the request path, so the first turn does not pay for them."""
+    try:
+        import litellm  # noqa: F401
+
+        from fleet_rlm.llm import pricing  # noqa: F401
+    except Exception:  # warming is an optimisation; the first turn will import (and report) for real
+        return
+
+
 def make_runtime(settings: Settings) -> object:
     from fleet_rlm.runtime.runner import TurnRuntime
 
@@ -32,6 +43,7 @@ def make_runtime(settings: Settings) -> object:
 
 @asynccontextmanager
 async def turn_machinery(app: FastAPI, settings: Settings, database: Database) -> AsyncIterator[TurnService]:
+    threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
     bus = make_bus(settings)
     await bus.start()
     runtime = app.state.runtime_override if hasattr(app.state, "runtime_override") else make_runtime(settings)
