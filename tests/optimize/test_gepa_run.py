@@ -1,0 +1,79 @@
+"""GEPA end to end on the fake LM: the reflection model teaches the student, the score goes up."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from pydantic import SecretStr
+
+from fleet_rlm.config import Settings
+from fleet_rlm.llm import build_lm, resolve_profiles
+from fleet_rlm.optimize.gepa_run import GEPAConfig, run_gepa
+from fleet_rlm.optimize.modules import BuildContext, get_module
+from fleet_rlm.optimize.progress import Progress, ProgressTracker
+from fleet_rlm.testing import FakeLMServer
+from tests.optimize.fakes import TAUGHT, direct_rows, router_rows, teaching_lm
+
+
+@pytest.fixture
+def lm() -> Iterator[FakeLMServer]:
+    with teaching_lm() as server:
+        yield server
+
+
+def context(settings: Settings, lm: FakeLMServer) -> BuildContext:
+    configured = settings.model_copy(
+        update={"lm_model": lm.model, "lm_api_base": lm.base_url, "lm_api_key": SecretStr("fake")}
+    )
+    profiles = resolve_profiles(configured)
+    return BuildContext(settings=configured, lms=lambda role: build_lm(profiles[role], settings=configured))  # type: ignore[index]
+
+
+def test_router_gepa_learns_from_reflection(settings: Settings, lm: FakeLMServer) -> None:
+    seen: list[Progress] = []
+    outcome = run_gepa(
+        get_module("router"),
+        context(settings, lm),
+        train=router_rows(6),
+        val=router_rows(3),
+        config=GEPAConfig(max_metric_calls=12),
+        tracker=ProgressTracker(seen.append),
+    )
+    assert outcome.status == "succeeded"
+    assert outcome.baseline_score < 1.0
+    assert outcome.optimized_score == 1.0
+    assert TAUGHT in outcome.instructions_after["program.predict"]
+    assert TAUGHT not in outcome.instructions_before["program.predict"]
+    assert outcome.metric_calls > 0 and outcome.state
+    phases = [p.phase for p in seen]
+    assert phases[0] == "baseline" and "optimizing" in phases and phases[-1] == "validating"
+    assert any(p.metric_calls > 0 for p in seen) and any(p.best_score == 1.0 for p in seen)
+
+
+def test_direct_gepa_on_chain_of_thought(settings: Settings, lm: FakeLMServer) -> None:
+    outcome = run_gepa(
+        get_module("direct"),
+        context(settings, lm),
+        train=direct_rows(4),
+        val=direct_rows(2),
+        config=GEPAConfig(max_metric_calls=8),
+    )
+    assert outcome.optimized_score == 1.0 and outcome.baseline_score == 0.0
+    assert list(outcome.instructions_after) == ["program.predict.predict"]
+
+
+def test_cancel_before_optimizing_keeps_the_baseline(settings: Settings, lm: FakeLMServer) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    outcome = run_gepa(
+        get_module("router"),
+        context(settings, lm),
+        train=router_rows(3),
+        val=router_rows(2),
+        config=GEPAConfig(max_metric_calls=4),
+        cancel=cancel,
+    )
+    assert outcome.status == "cancelled" and outcome.optimized == []
+    assert all(r.error == "cancelled" for r in outcome.baseline)
