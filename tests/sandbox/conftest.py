@@ -25,7 +25,8 @@ def backend(request: pytest.FixtureRequest) -> str:
         pytest.skip("bubblewrap is not usable on this host")
     if request.param == "daytona" and request.module.__name__ not in DAYTONA_MODULES:
         pytest.skip(
-            "local-only suite: the fake Daytona server is not an isolation boundary (see tests/sandbox/daytona)"
+            "local-only suite: hostile-code checks need a real isolation boundary (the fake Daytona server is "
+            "not one); Daytona's RLM, session-reuse and pool cases live in tests/sandbox/daytona"
         )
     return str(request.param)
 
