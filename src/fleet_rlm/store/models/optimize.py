@@ -44,7 +44,8 @@ class Dataset(StoreModel, table=True):
 
 
 class OptimizationRun(StoreModel, table=True):
-    """One GEPA run over a dataset; `program_version` names the version it produced, if any."""
+    """One GEPA run over a dataset; `program_version` names the version it produced, if any; `results` holds the
+    per-example baseline/optimized outputs; `cancel_requested_at` is the durable cancel any replica sees."""
 
     __tablename__ = "optimization_runs"
 
@@ -58,15 +59,18 @@ class OptimizationRun(StoreModel, table=True):
     scores: dict[str, Any] = json_field()
     error: dict[str, Any] | None = json_field(nullable=True)
     program_version: str | None = str_field(255, default=None, nullable=True)
+    results: dict[str, Any] | None = json_field(nullable=True)
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
     finished_at: datetime | None = time_field()
+    cancel_requested_at: datetime | None = time_field()
 
     __table_args__ = (in_check("status", OPTIMIZATION_STATUSES, name="status"),)
 
 
 class ProgramVersion(StoreModel, table=True):
-    """A saved (optimized) program of a module; at most one per module is meant to be `promoted`."""
+    """A saved (optimized) program of a module; at most one per module is `promoted`. `promoted_at` orders
+    promotions so a rollback returns to the previously promoted version."""
 
     __tablename__ = "program_versions"
 
@@ -77,6 +81,7 @@ class ProgramVersion(StoreModel, table=True):
     program: dict[str, Any] | None = json_field(nullable=True)
     manifest: dict[str, Any] = json_field()
     promoted: bool = Field(default=False, nullable=False, sa_type=sa.Boolean())
+    promoted_at: datetime | None = time_field()
     created_at: datetime = created_field()
 
     __table_args__ = (sa.UniqueConstraint("module", "version"),)
