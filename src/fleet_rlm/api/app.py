@@ -16,10 +16,14 @@ from fleet_rlm.api.routes import (
     attachments,
     auth,
     health,
+    optimization_status,
     profiles,
     roles,
     runs,
+    runtime,
+    sandboxes,
     sessions,
+    skills,
     traces,
     turns,
     volume,
@@ -62,7 +66,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
     app.include_router(turns.router)
-    for module in (profiles, roles):
+    for module in (profiles, roles, runtime, sandboxes, skills, optimization_status):
         app.include_router(module.router)
     app.include_router(ws_execution.router)
     app.include_router(ws_events.router)

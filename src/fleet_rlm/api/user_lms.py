@@ -143,7 +143,7 @@ def resolve_for_user(settings: Settings, config: UserLMConfig) -> dict[str, LMPr
     """Every role's profile (keys decrypted). Raises ModelNotConfigured / ProfileNotFound / SecretError."""
     stored = [to_lm_profile(row, settings) for row in config.profiles]
     resolved = resolve_profiles(settings, stored_profiles=stored, bindings=config.named_bindings())  # type: ignore[arg-type]
-    return dict(resolved)
+    return {str(role): profile for role, profile in resolved.items()}
 
 
 def turn_lm_provider(settings: Settings, config: UserLMConfig) -> Callable[[str], dspy.BaseLM] | None:
@@ -169,7 +169,7 @@ def turn_lm_provider(settings: Settings, config: UserLMConfig) -> Callable[[str]
 
 def explain_roles(settings: Settings, config: UserLMConfig) -> list[RoleOut]:
     """Per role: its binding and what it resolves to, with the reason (mirrors llm.resolve_profiles)."""
-    rows = {row.id: row for row in config.profiles}
+    rows: dict[str, LlmProfile] = {row.id: row for row in config.profiles}
     available: dict[str, tuple[LMProfile, str | None]] = {
         name: (profile, None) for name, profile in env_profiles(settings).items()
     }
@@ -179,18 +179,19 @@ def explain_roles(settings: Settings, config: UserLMConfig) -> list[RoleOut]:
     effective: dict[str, Effective] = {}
     items: list[RoleOut] = []
     for role in ROLES:
-        row = bindings.get(role)
+        bound = bindings.get(role)
         binding = None
         problem: RoleProblem | None = None
         found: Effective | None = None
-        if row is not None:
-            target = rows.get(row.profile_id)
+        if bound is not None:
+            target = rows.get(bound.profile_id)
             binding = BindingOut(
-                profile_id=row.profile_id, profile_name=target.name if target else "?", model=row.model_override
+                profile_id=bound.profile_id, profile_name=target.name if target else "?", model=bound.model_override
             )
             if target is not None:
                 profile, pid = available[target.name]
-                found = _effective("binding", profile, pid, row.model_override, f"bound to profile '{target.name}'")
+                reason = f"bound to profile '{target.name}'"
+                found = _effective("binding", profile, pid, bound.model_override, reason)
         elif role in ENV_DEFAULT and ENV_DEFAULT[role] in available:
             name = ENV_DEFAULT[role]
             profile, pid = available[name]

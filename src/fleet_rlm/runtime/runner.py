@@ -42,6 +42,7 @@ from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.stages import execute_turn
 from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
 from fleet_rlm.sandbox import SandboxOptions, SandboxPool
+from fleet_rlm.skills import skill_instructions
 
 logger = logging.getLogger(__name__)
 USAGE_EVERY_S = 2.0
@@ -125,7 +126,7 @@ class _Turn:
         result = TurnResult(status="succeeded", execution_mode=request.options.execution_mode)
         scope: TurnScope | None = None
         try:
-            lms = TurnLMs(self.runtime.lm_provider, control, self.meter)
+            lms = TurnLMs(request.lm_provider or self.runtime.lm_provider, control, self.meter)
             lms.require_root()
             root = prepare_workspace(settings.workspaces_dir, request.workspace_id)
             scope = TurnScope(
@@ -139,6 +140,7 @@ class _Turn:
                 watcher=ArtifactWatcher(root, self.emitter),
                 program_versions=request.program_versions,
                 registry=self.runtime.programs,
+                skills=skill_instructions(request.options.skills),
             )
             history = history_variable(request.history, request.session_summary)
             outcome, mode = execute_turn(scope, self.emitter, request, history)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.lms import TurnLMs
-from fleet_rlm.runtime.programs import ProgramRegistry, ProgramSpec, resolve_program
+from fleet_rlm.runtime.programs import DIRECT, RLM_TASK, TOOLS, ProgramRegistry, ProgramSpec, resolve_program
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 from fleet_rlm.sandbox import SandboxPool, interpreter_factory
+
+SKILL_MODULES = (RLM_TASK, DIRECT, TOOLS)
 
 
 class Progress:
@@ -57,10 +59,13 @@ class TurnScope:
     registry: ProgramRegistry | None = None
     progress: Progress = field(default_factory=Progress)
     used_programs: dict[str, str] = field(default_factory=dict)
+    skills: str = ""
 
     def program(self, module: str) -> ProgramSpec:
         spec = resolve_program(module, self.program_versions, self.registry)
         self.used_programs[module] = spec.version
+        if self.skills and module in SKILL_MODULES:  # the selected skill cards extend the task instructions
+            spec = replace(spec, instructions=f"{spec.instructions}\n\n{self.skills}".strip())
         return spec
 
     def sandbox_factory(self, *, session_id: str | None) -> Any:

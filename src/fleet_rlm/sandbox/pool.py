@@ -25,6 +25,18 @@ from fleet_rlm.sandbox.session import Spawn, WorkerLost, WorkerSession
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class LeaseInfo:
+    """A read-only view of one session's sandbox (what the API lists). Times are epoch seconds."""
+
+    session_id: str
+    workspace_id: str
+    started_at: float
+    last_used_at: float
+    busy: bool
+    alive: bool
+
+
 @dataclass
 class _Lease:
     session: WorkerSession
@@ -189,6 +201,23 @@ class SandboxPool:
         for session in expired:
             session.close()
         return len(expired)
+
+    def leases(self) -> list[LeaseInfo]:
+        """The sessions holding a worker now (busy: a cell or turn is using it)."""
+        wall, mono = time.time(), time.monotonic()
+        with self._lock:
+            items = list(self._leases.items())
+        return [
+            LeaseInfo(
+                session_id=session_id,
+                workspace_id=lease.session.workspace_id,
+                started_at=wall - (mono - lease.session.started_at),
+                last_used_at=wall - (mono - lease.last_used),
+                busy=lease.busy,
+                alive=lease.session.alive(),
+            )
+            for session_id, lease in items
+        ]
 
     def stats(self) -> dict[str, int]:
         with self._lock:

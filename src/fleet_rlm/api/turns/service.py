@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet_rlm.api.live.bus import LocalBus
+from fleet_rlm.api.runtime_prefs import user_turn_settings
 from fleet_rlm.api.turns.inputs import TurnInput
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound
 from fleet_rlm.runtime.contracts import CancelToken
+from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
 from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
@@ -58,19 +60,21 @@ class TurnService:
         """Create (or, for a repeated idempotency key, find) the run for this input and execute it."""
         from fleet_rlm.api.turns.executor import execute_run
 
+        require_skills(data.skills)
         async with self.database.transaction() as session:
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
             if chat is None:
                 raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")
+            defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
             try:
                 run, created = await runs_repo.create_run(
                     session,
                     user_id=caller.user_id,
                     session_id=session_id,
-                    execution_mode=data.execution_mode or self.settings.default_mode,
+                    execution_mode=data.execution_mode or defaults.default_mode,
                     idempotency_key=idempotency_key,
                     input_fingerprint=data.fingerprint(),
-                    budgets=_budgets(self.settings, data),
+                    budgets=_budgets(defaults, data),
                 )
             except IdempotencyConflictError as exc:
                 raise Conflict(

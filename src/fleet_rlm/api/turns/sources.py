@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleet_rlm.api.turns.inputs import TurnInput
+from fleet_rlm.api.user_lms import load_config, turn_lm_provider
 from fleet_rlm.errors import NotFound
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
 from fleet_rlm.store.models import Attachment, Run
@@ -53,6 +54,7 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
             sources.append(attachment_source(attachment, service.settings.data_dir))
         turns = await turns_repo.list_turns(session, session_id=run.session_id)
         chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
+        lm_config = await load_config(session, user_id=caller.user_id)
     if data.context_text:
         sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
     sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
@@ -64,12 +66,14 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
         for turn in turns
         if turn.id != run.turn_id and turn.answer
     )[-HISTORY_TURNS:]
+    budgets = run.budgets or {}  # the turn's input over the user's runtime settings over the server's (service.start)
     options = TurnOptions(
-        execution_mode=data.execution_mode or service.settings.default_mode,
-        batch_concurrency=data.batch_concurrency,
-        max_depth=data.max_depth,
-        max_iters=data.max_iters,
-        max_llm_calls=data.max_llm_calls,
+        execution_mode=run.execution_mode or data.execution_mode or service.settings.default_mode,  # type: ignore[arg-type]
+        batch_concurrency=budgets.get("batch_concurrency", data.batch_concurrency),
+        max_depth=budgets.get("max_depth", data.max_depth),
+        max_iters=budgets.get("max_iters", data.max_iters),
+        max_llm_calls=budgets.get("max_llm_calls", data.max_llm_calls),
+        turn_timeout_s=budgets.get("turn_timeout_s"),
         skills=tuple(data.skills),
     )
     return TurnRequest(
@@ -83,4 +87,5 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
         sources=tuple(sources),
         history=history,
         session_summary=(chat.summary if chat is not None else "") or "",
+        lm_provider=turn_lm_provider(service.settings, lm_config),
     )
