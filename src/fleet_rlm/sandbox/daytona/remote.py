@@ -38,7 +38,8 @@ def ensure_worker_files(client: DaytonaClient, sandbox: AsyncSandbox) -> str:
         candidates = [f"{BAKED_DIR}/{version}", f"{home.rstrip('/')}/{UPLOAD_DIR}/{version}"]
         quoted = [shlex.quote(d) for d in candidates]
         tests = " || ".join(f"{{ test -f {d}/worker.py && test -f {d}/worker_lines.py && echo {d}; }}" for d in quoted)
-        found = (await sb.process.exec(f"{tests} || true", timeout=30)).result.strip().splitlines()
+        probe = f"sh -c {shlex.quote(tests + ' || true')}"  # a shell even if exec splits arguments itself
+        found = (await sb.process.exec(probe, timeout=30)).result.strip().splitlines()
         if found and found[-1] in candidates:
             return found[-1]
         target = candidates[-1]
