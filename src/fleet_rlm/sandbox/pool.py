@@ -42,6 +42,8 @@ class _Lease:
     session: WorkerSession
     busy: bool = True
     last_used: float = field(default_factory=time.monotonic)
+    started_wall: float = field(default_factory=time.time)
+    used_wall: float = field(default_factory=time.time)
 
 
 class SandboxPool:
@@ -164,7 +166,7 @@ class SandboxPool:
             lease = self._leases.get(session_id) if session_id else None
             if lease is not None and lease.session is session and session.alive() and not self._closed:
                 lease.busy = False
-                lease.last_used = time.monotonic()
+                lease.last_used, lease.used_wall = time.monotonic(), time.time()
                 return
             if lease is not None and lease.session is session:
                 del self._leases[session_id]  # type: ignore[arg-type]
@@ -204,15 +206,14 @@ class SandboxPool:
 
     def leases(self) -> list[LeaseInfo]:
         """The sessions holding a worker now (busy: a cell or turn is using it)."""
-        wall, mono = time.time(), time.monotonic()
         with self._lock:
             items = list(self._leases.items())
         return [
             LeaseInfo(
                 session_id=session_id,
                 workspace_id=lease.session.workspace_id,
-                started_at=wall - (mono - lease.session.started_at),
-                last_used_at=wall - (mono - lease.last_used),
+                started_at=lease.started_wall,
+                last_used_at=lease.used_wall,
                 busy=lease.busy,
                 alive=lease.session.alive(),
             )

@@ -1,0 +1,70 @@
+"""Live sandboxes over HTTP: an rlm turn leaves its session's REPL warm; the owner lists, inspects and ends it;
+another user sees nothing of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from fleet_rlm.api import create_app
+from fleet_rlm.config import Settings
+from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, sub_lm_rule
+from tests.api.isolation import assert_error, bearer, new_session, token_settings
+from tests.api.turn_helpers import final_answer, run_turn
+
+
+@pytest.fixture
+def lm() -> Iterator[FakeLMServer]:
+    with FakeLMServer(rules=[sub_lm_rule("sub"), adapter_fields_rule(answer="computed")]) as server:
+        yield server
+
+
+@pytest.fixture
+def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
+    return token_settings(
+        settings,
+        lm_model=lm.model,
+        lm_api_base=lm.base_url,
+        lm_api_key=SecretStr("fake"),
+        sandbox_pool_size=0,
+        run_heartbeat_s=0.5,
+    )
+
+
+@pytest.fixture
+def client(app_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(app_settings)) as test_client:
+        yield test_client
+
+
+def test_list_inspect_and_end_a_sessions_sandbox(client: TestClient, app_settings: Settings) -> None:
+    alice, bob = bearer(app_settings, "alice"), bearer(app_settings, "bob")
+    assert client.get("/api/v1/sandboxes", headers=alice).json()["items"] == []
+    session = new_session(client, alice)
+    _, events = run_turn(client, session, {"content": "compute", "execution_mode": "rlm"}, "r1", alice)
+    assert final_answer(events) == "computed"
+
+    items = client.get("/api/v1/sandboxes", headers=alice).json()["items"]
+    assert len(items) == 1
+    sandbox = items[0]
+    assert sandbox["id"] == session and sandbox["session_id"] == session
+    assert sandbox["alive"] is True and sandbox["busy"] is False and sandbox["backend"] == "local"
+    assert sandbox["started_at"] <= sandbox["last_used_at"]
+    assert client.get(f"/api/v1/sandboxes/{session}", headers=alice).json() == sandbox
+    status = client.get("/api/v1/runtime/status", headers=alice).json()
+    assert status["sandbox"]["live_sandboxes"] == 1
+
+    assert client.get("/api/v1/sandboxes", headers=bob).json()["items"] == []
+    assert_error(client.get(f"/api/v1/sandboxes/{session}", headers=bob), 404, "sandbox_not_found")
+    assert_error(client.delete(f"/api/v1/sandboxes/{session}", headers=bob), 404, "sandbox_not_found")
+
+    assert client.delete(f"/api/v1/sandboxes/{session}", headers=alice).status_code == 204
+    assert client.get("/api/v1/sandboxes", headers=alice).json()["items"] == []
+    assert_error(client.get(f"/api/v1/sandboxes/{session}", headers=alice), 404, "sandbox_not_found")
+
+    _, again = run_turn(client, session, {"content": "compute again", "execution_mode": "rlm"}, "r2", alice)
+    assert final_answer(again) == "computed", "the next turn starts a fresh sandbox"
+    assert [item["id"] for item in client.get("/api/v1/sandboxes", headers=alice).json()["items"]] == [session]
