@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 
 from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, interpreter_factory, isolation_level
-from tests.sandbox.daytona.fixtures import daytona_backend, fake_daytona  # noqa: F401 - fixtures for "daytona"
+from tests.sandbox.daytona.fixtures import (  # noqa: F401 - fixtures for the "daytona" param
+    daytona_backend,
+    fake_daytona,
+    shared_daytona_backend,
+)
 
 BACKENDS = ["bubblewrap", "reduced", "daytona"]
 DAYTONA_MODULES = {"tests.sandbox.test_conformance"}
@@ -40,9 +44,12 @@ def make_interpreter(backend: str, tmp_path: Path, request: pytest.FixtureReques
 
     def make(tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any) -> SandboxInterpreter:
         options.setdefault("cell_timeout_s", 10.0)
-        if backend == "daytona":
-            daytona = request.getfixturevalue("daytona_backend")
-            factory: Any = interpreter_factory("daytona", data_dir=tmp_path / "data", daytona=daytona, **options)
+        if backend == "daytona":  # one fake server per module; the workspace (volume subpath) is per test
+            daytona = request.getfixturevalue("shared_daytona_backend")
+            workspace = f"t-{tmp_path.name}"[:100]
+            factory: Any = interpreter_factory(
+                "daytona", data_dir=tmp_path / "data", daytona=daytona, workspace_id=workspace, **options
+            )
         else:
             factory = interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
         interp = factory()

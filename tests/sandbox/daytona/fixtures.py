@@ -36,3 +36,16 @@ def daytona_backend(fake_daytona: FakeDaytonaServer) -> Iterator[DaytonaBackend]
         yield backend
     finally:
         backend.shutdown()
+
+
+@pytest.fixture(scope="module")
+def shared_daytona_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaBackend]:
+    """One fake server and backend per module, for suites that never inspect the fake's state (conformance):
+    callers give every test its own workspace id, so each test still gets its own volume subpath."""
+    root = tmp_path_factory.mktemp("fake-daytona-shared")
+    with FakeDaytonaServer(root=root, snapshots=(SNAPSHOT,)) as server:
+        backend = DaytonaBackend(daytona_options(server))
+        try:
+            yield backend
+        finally:
+            backend.shutdown()
