@@ -8,7 +8,6 @@ install) pass through silently. `ObservedFactory` is the zero-argument factory h
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -29,21 +28,14 @@ KILL_AFTER_S = 1.5
 
 
 def interrupt_sandbox(interpreter: Any, *, hard: bool = False) -> None:
-    """Interrupt the running cell (SIGINT in the worker; REPL state survives); `hard` kills the worker."""
+    """Interrupt the running cell (SIGINT in the worker; REPL state survives); `hard` kills the worker.
+
+    Interpreters without `interrupt()`/`kill()` (dspy's own) cannot be stopped mid-cell; the turn then ends
+    when the cell does.
+    """
     method = getattr(interpreter, "kill" if hard else "interrupt", None)
     if callable(method):
         method()
-        return
-    session = getattr(interpreter, "_session", None)  # until the sandbox exposes interrupt()/kill()
-    if session is None:
-        return
-    if hard:
-        session.close()
-    else:
-        try:
-            session.send({"t": "interrupt"})
-        except Exception:
-            pass
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:
@@ -53,24 +45,6 @@ def cut(text: str, limit: int) -> tuple[str, int]:
     half = max(limit // 2, 1)
     omitted = len(text) - 2 * half
     return f"{text[:half]}\n... [{omitted} chars omitted] ...\n{text[-half:]}", omitted
-
-
-def positional(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """dspy.RLM wraps user tools as `invoke(**kwargs)`; bind guest positional arguments to parameter names."""
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return fn
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if not args:
-            return fn(**kwargs)
-        return fn(**signature.bind(*args, **kwargs).arguments)
-
-    call._fleet_positional = True  # type: ignore[attr-defined]
-    call.__name__ = getattr(fn, "__name__", "tool")
-    call.__doc__ = getattr(fn, "__doc__", None)
-    return call
 
 
 class ObservedInterpreter:
@@ -147,12 +121,8 @@ class ObservedInterpreter:
         return result
 
     def _install_tools(self) -> None:
-        """Our llm_query pair over RLM's, and positional arguments for RLM's keyword-only tool wrappers."""
-        tools = self.inner.tools
-        tools.update(self.llm_tools)
-        for name, fn in list(tools.items()):
-            if name not in self.llm_tools and not getattr(fn, "_fleet_positional", False):
-                tools[name] = positional(fn)
+        """Our llm_query pair over RLM's (the sandbox bridge binds guest positionals to RLM's keyword tools)."""
+        self.inner.tools.update(self.llm_tools)
 
     def _after(self, text: str, stream: str) -> None:
         self.control.check()  # a cell cut short by a stop is not fed back to the model

@@ -7,16 +7,18 @@ it works whatever wrote the file (REPL code, a tool, a child agent).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import mimetypes
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from fleet_rlm.events import ArtifactCreated, MemoryUpdated
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.sandbox import ensure_roots, isolation_level
+from fleet_rlm.sandbox import prepare_roots
 
 MEMORY_PATH = "memory/MEMORIES.md"
 ARTIFACTS_DIR = "artifacts"
@@ -25,12 +27,30 @@ MAX_MEMORY_READ_CHARS = 50_000
 
 def prepare_workspace(workspaces_dir: Path, workspace_id: str) -> Path:
     """Create the workspace roots with the ownership the sandbox expects; returns the host root."""
-    gid: int | None = None
-    if os.geteuid() == 0 and isolation_level() == "bubblewrap":
-        from fleet_rlm.sandbox.launcher import SANDBOX_GID  # workers run as their own uid in this group
+    return prepare_roots(workspaces_dir, workspace_id).host_root
 
-        gid = SANDBOX_GID
-    return ensure_roots(workspaces_dir, workspace_id, sandbox_gid=gid).host_root
+
+def open_inside(root: Path, rel: str, flags: int) -> int:
+    """A descriptor of the regular file `root/rel`, refusing anything sandbox code could plant to make the host
+    follow it out of the workspace or block: a symlink (final or parent), a FIFO, a device.
+
+    The opened descriptor's real path is checked again, so a link swapped in after the check cannot escape.
+    """
+    real_root = root.resolve()
+    path = root / rel
+    if not path.parent.resolve().is_relative_to(real_root):
+        raise OSError(errno.EXDEV, "resolves outside the workspace", str(path))
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o660)
+    try:
+        link = f"/proc/self/fd/{fd}"
+        inside = not os.path.exists(link) or Path(os.readlink(link)).is_relative_to(real_root)
+        if not inside or not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file inside the workspace", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Memory:
@@ -45,9 +65,13 @@ class Memory:
 
     def read(self, max_chars: int = MAX_MEMORY_READ_CHARS) -> str:
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            fd = open_inside(self.root, MEMORY_PATH, os.O_RDONLY)
+        except OSError:  # missing, or planted by sandbox code as a link/FIFO/device: not memory
             return ""
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - 4 * max_chars))
+            text = handle.read().decode("utf-8", errors="replace")
         return text if len(text) <= max_chars else text[-max_chars:]
 
     def append(self, note: str) -> int:
@@ -58,7 +82,8 @@ class Memory:
         entry = f"\n- {note}\n" if "\n" not in note else f"\n{note}\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
+            fd = open_inside(self.root, MEMORY_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(entry)
         if self.emitter is not None:
             self.emitter.emit(MemoryUpdated, path=MEMORY_PATH, chars_appended=len(entry))
@@ -66,9 +91,10 @@ class Memory:
 
     def size(self) -> int:
         try:
-            return self.path.stat().st_size
+            info = self.path.lstat()
         except FileNotFoundError:
             return 0
+        return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
 @dataclass(frozen=True)
@@ -101,10 +127,11 @@ class ArtifactWatcher:
             for name in files:
                 path = Path(dirpath) / name
                 try:
-                    stat = path.stat()
+                    info = path.lstat()  # never follow: links and FIFOs planted by guest code are not artifacts
                 except OSError:
                     continue
-                seen[str(path.relative_to(self.root))] = _Seen(stat.st_size, stat.st_mtime_ns)
+                if stat.S_ISREG(info.st_mode):
+                    seen[str(path.relative_to(self.root))] = _Seen(info.st_size, info.st_mtime_ns)
         return seen
 
     def scan(self, emitter: Emitter | None = None) -> list[ArtifactCreated]:
@@ -134,7 +161,7 @@ class ArtifactWatcher:
         digest = hashlib.sha256()
         size = 0
         try:
-            with path.open("rb") as handle:
+            with os.fdopen(open_inside(self.root, rel, os.O_RDONLY), "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
                     size += len(block)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import InvalidInput
 from fleet_rlm.sandbox.interpreter import SandboxInterpreter, execution_instructions
-from fleet_rlm.sandbox.launcher import IsolationUnavailable, resolve_isolation
+from fleet_rlm.sandbox.launcher import IsolationUnavailable, prepare_roots, resolve_isolation
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.pool import SandboxPool
 from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
@@ -34,6 +34,7 @@ __all__ = [
     "ensure_roots",
     "interpreter_factory",
     "isolation_level",
+    "prepare_roots",
     "sandbox_status",
 ]
 

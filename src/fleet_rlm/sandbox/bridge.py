@@ -4,6 +4,8 @@ The worker sends a `call` frame and blocks that guest thread; several calls may 
 so each runs on a thread pool and answers with a `reply` carrying the same id. Calls run in a copy of the
 `contextvars` context of the `execute()` caller, so `dspy.context(lm=...)` and callbacks reach the tools.
 Exceptions come back to the guest as `ToolError` (a RuntimeError) naming the host exception.
+Positional guest arguments are bound to parameter names here when the tool only takes keywords (dspy.RLM wraps
+user tools as `invoke(**kwargs)` carrying the tool's signature), so `search("x")` works like `search(query="x")`.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class HostBridge:
             if name == "llm_query_batched" and "llm_query" in self._tools:
                 return self._fan_out(*args, **kwargs)
             raise NameError(f"no host tool named {name!r}")
+        args, kwargs = bind_positional(self._tools[name], args, kwargs)
         result = self._invoke(name, args, kwargs)
         if inspect.isawaitable(result):
             result = asyncio.run(_awaited(result))
@@ -99,6 +102,34 @@ class HostBridge:
     def close(self) -> None:
         self._calls.shutdown(wait=False, cancel_futures=True)
         self._batch.shutdown(wait=False, cancel_futures=True)
+
+
+_SPREAD = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+
+
+def bind_positional(
+    fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """Guest `args` as keywords by `fn`'s (advertised) signature; unchanged if it has positional-only or *args.
+
+    A call that does not fit the signature raises TypeError, which the guest sees as a ToolError.
+    """
+    if not args:
+        return args, kwargs
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return args, kwargs
+    if any(p.kind in _SPREAD for p in signature.parameters.values()):
+        return args, kwargs
+    bound = signature.bind(*args, **kwargs)
+    named: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[name] = value
+    return [], named
 
 
 async def _awaited(awaitable: Any) -> Any:

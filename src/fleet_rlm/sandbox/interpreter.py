@@ -123,6 +123,18 @@ class SandboxInterpreter:
                 session.close()
         self._bridge.close()
 
+    def interrupt(self) -> None:
+        """Interrupt the running cell (SIGINT in the worker; REPL state survives). Safe from any thread."""
+        session = self._session
+        if session is not None:
+            session.interrupt()
+
+    def kill(self) -> None:
+        """Kill the worker now, from any thread: a running `execute` reports a sandbox reset (state is lost)."""
+        session = self._session
+        if session is not None:
+            session.close()
+
     def __enter__(self) -> SandboxInterpreter:
         self.start()
         return self

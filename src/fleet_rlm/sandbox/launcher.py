@@ -29,7 +29,7 @@ from typing import Any
 from fleet_rlm.errors import Unavailable
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
-from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
+from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, isolation_level, sandbox_status
 from fleet_rlm.sandbox.transport import PipeTransport
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
@@ -37,6 +37,9 @@ GUEST_WORKER = "/opt/fleet/worker.py"
 SANDBOX_GID = 1_499_999_999
 SANDBOX_UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
+WORKER_ENV = {"MALLOC_ARENA_MAX": "2"}
+"""glibc reserves a 64 MiB arena per thread (up to 8 per core), which counts against the address-space limit:
+without a cap, ~50 guest threads (e.g. concurrent llm_query calls) exhaust 1 GiB and threads fail to start."""
 
 
 class IsolationUnavailable(Unavailable):
@@ -132,6 +135,7 @@ def bwrap_argv(
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "WORKSPACE_ROOT": GUEST_ROOT,
+        **WORKER_ENV,
     }
     argv = [bwrap, *ns, "--die-with-parent", "--new-session", *caps, "--hostname", "sandbox", "--clearenv"]
     for key, value in env.items():
@@ -202,16 +206,25 @@ class LocalWorker:
         self.transport.close()
 
 
+def prepare_roots(
+    workspaces_dir: Path, workspace_id: str, *, isolation: IsolationLevel | None = None
+) -> WorkspaceRoots:
+    """Create a workspace's roots owned as this host's workers need them (idempotent).
+
+    Under bubblewrap as root each worker runs as its own uid in the sandbox group, so the roots get that group
+    (setgid, 2770); otherwise plain directories. `isolation` defaults to what this host offers.
+    """
+    level = isolation or isolation_level()
+    gid = SANDBOX_GID if level == "bubblewrap" and os.geteuid() == 0 else None
+    return ensure_roots(workspaces_dir, workspace_id, sandbox_gid=gid)
+
+
 def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> LocalWorker:
     """Start a worker for one workspace. Returns before the worker is ready (see `session.WorkerSession`)."""
     isolation = resolve_isolation(options)
     as_root = os.geteuid() == 0
     drop_uid = isolation == "bubblewrap" and as_root
-    roots = ensure_roots(
-        options.workspaces_dir,
-        workspace_id or options.workspace_id,
-        sandbox_gid=SANDBOX_GID if drop_uid else None,
-    )
+    roots = prepare_roots(options.workspaces_dir, workspace_id or options.workspace_id, isolation=isolation)
     to_worker_r, to_worker_w = os.pipe()
     from_worker_r, from_worker_w = os.pipe()
     worker_args = ["--in", str(to_worker_r), "--out", str(from_worker_w)]
@@ -230,7 +243,7 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         argv, env, cwd = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root), None, None
     else:
         argv = [python_executable(), "-I", "-B", str(WORKER_FILE), *worker_args]
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root}
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root, **WORKER_ENV}
         cwd = str(roots.host_root)
     try:
         process = _spawner.popen(

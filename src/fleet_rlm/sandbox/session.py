@@ -178,6 +178,10 @@ class WorkerSession:
             elif frame.kind != "done":  # a stale or forged `done` for another cell is ignored
                 self._lost(f"the sandbox sent an unexpected {frame.kind!r} frame")
 
+    def interrupt(self) -> None:
+        """Ask the worker to interrupt the running cell (SIGINT; a no-op between cells)."""
+        self._send_quietly({"t": "interrupt"})
+
     def _send_quietly(self, header: dict[str, Any]) -> None:
         try:
             self.send(header)

@@ -2,15 +2,16 @@
 
 Standard library only and self-contained, so the same file runs locally (pipes, inside bubblewrap) and inside
 Daytona (as text lines, worker_lines.py): `python -I worker.py --in FD --out FD [--uid U --gid G]`.
-
-Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: exec, reply, interrupt,
-shutdown; worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers
-and fds 0-2 are re-pointed, so prints never reach the channel. Guest code shares this process and *can* still
-write to those fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
+Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: exec, reply, interrupt, shutdown;
+worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers and fds 0-2
+are re-pointed, so prints never reach the channel. Guest code shares this process and *can* still write to those
+fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
 """
 
 import ast
 import builtins
+import contextlib
+import fcntl
 import inspect
 import io
 import itertools
@@ -18,6 +19,7 @@ import json
 import linecache
 import os
 import queue
+import select
 import signal
 import struct
 import sys
@@ -43,11 +45,9 @@ class ToolError(RuntimeError):
     """A host tool (llm_query, a registered tool) raised; the message names the host exception."""
 
 
-def _hide_fd(fd):
+def _hide_fd(fd, floor=HIGH_FD):
     """Move a protocol fd to a high close-on-exec number so children and fd 0-2 reuse never see it."""
-    import fcntl
-
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
     os.close(fd)
     return high
 
@@ -56,9 +56,7 @@ class Channel:
     """Reads and writes frames on the hidden protocol descriptors."""
 
     def __init__(self, in_fd, out_fd):
-        self.in_fd = in_fd
-        self.out_fd = out_fd
-        self.lock = threading.Lock()
+        self.in_fd, self.out_fd, self.lock = in_fd, out_fd, threading.Lock()
 
     def send(self, header, body=b""):
         raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False, default=repr).encode("utf-8")
@@ -68,9 +66,8 @@ class Channel:
                 data = data[os.write(self.out_fd, data) :]
 
     def _read_exact(self, size, at_start=False):
-        buf = bytearray(size)
+        buf, got = bytearray(size), 0
         view = memoryview(buf)
-        got = 0
         while got < size:
             n = os.readv(self.in_fd, [view[got:]])
             if n == 0:
@@ -88,51 +85,75 @@ class Channel:
         if header_len == 0 or header_len > MAX_FRAME or body_len > MAX_FRAME:
             raise ValueError("bad frame length")
         header = json.loads(bytes(self._read_exact(header_len)).decode("utf-8"))
-        body = self._read_exact(body_len) if body_len else bytearray()
-        return header, body
+        return header, self._read_exact(body_len) if body_len else bytearray()
 
 
 class Capture:
-    """Captures fd 1/2 (and sys.stdout/sys.stderr) of one cell into a pipe; keeps head + tail only."""
+    """Captures fd 1/2 (and sys.stdout/sys.stderr) of each cell; keeps head + tail only.
 
-    def __init__(self, limit):
-        self.head_max = max(limit // 2, 1)
-        self.tail_max = max(limit - self.head_max, 1)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
+    One non-blocking pipe, drain thread and stream pair serve all cells (per cell they cost ~0.5 ms). Reads
+    happen under the lock, so at a cell's end the main thread takes the rest itself, with no thread switch.
+    Between cells fds 1/2 are /dev/null (stray output is dropped); fds a cell closed are made again."""
 
-    def __enter__(self):
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.fds, self.thread, self.streams = (-1, -1), threading.Thread(target=int), (None, None)
+        self.active = False
+
+    def start(self, limit):
         _reopen_std_fds()  # a cell may have closed 0-2; the pipe must not land on them
-        read_fd, write_fd = os.pipe()
-        os.set_inheritable(write_fd, False)
+        try:
+            for fd in self.fds:
+                os.fstat(fd)
+            if not self.thread.is_alive():
+                raise OSError("the capture thread ended")
+        except OSError:
+            self.fds = tuple(_hide_fd(fd, HIGH_FD + 10) for fd in os.pipe())
+            os.set_blocking(self.fds[0], False)
+            self.thread = threading.Thread(target=self._drain, args=(self.fds[0],), daemon=True)
+            self.thread.start()
+        with self.lock:
+            self.head_max, self.tail_max = max(limit // 2, 1), max(limit - max(limit // 2, 1), 1)
+            self.head, self.tail, self.total, self.active = bytearray(), bytearray(), 0, True
         _flush_std()
-        os.dup2(write_fd, 1)
-        os.dup2(write_fd, 2)
-        os.close(write_fd)
-        sys.stdout = _text_stream(1)
-        sys.stderr = _text_stream(2)
-        self.thread = threading.Thread(target=self._drain, args=(read_fd,), daemon=True)
-        self.thread.start()
+        os.dup2(self.fds[1], 1)
+        os.dup2(self.fds[1], 2)
+        if any(stream is None or stream.closed for stream in self.streams):
+            self.streams = (_text_stream(1), _text_stream(2))
+        sys.stdout, sys.stderr = self.streams
         return self
 
     def _drain(self, read_fd):
-        try:
-            while True:
-                chunk = os.read(read_fd, 65536)
-                if not chunk:
+        poller = select.poll()
+        poller.register(read_fd, select.POLLIN)
+        gone = select.POLLERR | select.POLLNVAL
+        while read_fd == self.fds[0] and not any(mask & gone for _, mask in poller.poll()):
+            with self.lock:
+                if not self._take(read_fd):
                     return
-                self.total += len(chunk)
-                room = self.head_max - len(self.head)
-                if room > 0:
-                    self.head += chunk[:room]
-                    chunk = chunk[room:]
-                if chunk:
-                    self.tail += chunk
-                    if len(self.tail) > 2 * self.tail_max:
-                        del self.tail[: len(self.tail) - self.tail_max]
-        finally:
-            os.close(read_fd)
+
+    def _take(self, read_fd):
+        """Store what the pipe holds now (caller holds the lock); False once the pipe is gone."""
+        while True:
+            try:
+                chunk = os.read(read_fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if not self.active:
+                continue
+            self.total += len(chunk)
+            room = self.head_max - len(self.head)
+            self.head += chunk[: max(room, 0)]
+            self.tail += chunk[max(room, 0) :]
+            if len(self.tail) > 2 * self.tail_max:
+                del self.tail[: len(self.tail) - self.tail_max]
+
+    def __enter__(self):
+        return self
 
     def __exit__(self, *exc):
         _flush_std()
@@ -140,29 +161,24 @@ class Capture:
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         os.close(devnull)
-        # A background process the cell started may still hold the pipe; do not wait for it.
-        self.thread.join(timeout=0.5)
+        with self.lock:  # everything the cell wrote before the dup2 is in the pipe or already stored
+            self._take(self.fds[0])
+            self.active = False
         return False
 
     def text(self):
-        tail = bytes(self.tail[-self.tail_max :]) if self.tail else b""
-        omitted = self.total - len(self.head) - len(tail)
-        head = self.head.decode("utf-8", "replace")
-        if omitted > 0:
-            marker = f"\n... [{omitted} bytes of output omitted] ...\n"
-            return head + marker + tail.decode("utf-8", "replace"), omitted
-        return head + tail.decode("utf-8", "replace"), 0
+        tail = bytes(self.tail[-self.tail_max :])
+        omitted = max(self.total - len(self.head) - len(tail), 0)
+        marker = f"\n... [{omitted} bytes of output omitted] ...\n" if omitted else ""
+        return self.head.decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace"), omitted
 
 
 def _reopen_std_fds():
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
-        except OSError:
-            devnull = os.open(os.devnull, os.O_RDWR)
-            if devnull != fd:
-                os.dup2(devnull, fd)
-                os.close(devnull)
+        except OSError:  # 0..fd-1 are open, so the lowest free descriptor is fd itself
+            os.open(os.devnull, os.O_RDWR)
 
 
 def _text_stream(fd):
@@ -172,10 +188,8 @@ def _text_stream(fd):
 
 def _flush_std():
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(Exception):
             stream.flush()
-        except Exception:
-            pass
 
 
 def _filter_tb(tbe):
@@ -211,17 +225,11 @@ class Worker:
         self.channel = channel
         self.dedicated_uid = dedicated_uid
         self.commands: queue.Queue = queue.Queue()
-        self.pending = {}
-        self.pending_lock = threading.Lock()
-        self.call_ids = itertools.count(1)
-        self.inputs = {}
-        self.tool_names = []
-        self.output_fields = None
-        self.cell_no = 0
-        self.cell_lock = threading.Lock()
-        self.cell_active = False
-        self.interrupt_requested = False
+        self.pending, self.pending_lock, self.call_ids = {}, threading.Lock(), itertools.count(1)
+        self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
+        self.cell_lock, self.cell_active, self.interrupt_requested = threading.Lock(), False, False
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        self.capture = Capture()
         self.namespace.update(_workspace_names(workspace))
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
@@ -238,9 +246,8 @@ class Worker:
                 kind = header.get("t")
                 if kind == "reply":
                     with self.pending_lock:
-                        slot = self.pending.get(header.get("id"))
-                    if slot is not None:
-                        slot.put(header)
+                        slot = self.pending.get(header.get("id"), queue.Queue())  # unknown id: dropped
+                    slot.put(header)
                 elif kind == "interrupt":
                     self._interrupt()
                 else:
@@ -317,8 +324,7 @@ class Worker:
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as exc:
-                names = ", ".join(p.name for p in params)
-                raise TypeError(f"SUBMIT({names}): {exc}") from None
+                raise TypeError(f"SUBMIT({', '.join(p.name for p in params)}): {exc}") from None
             raise Submission(dict(bound.arguments))
 
         submit_typed.__name__ = submit_typed.__qualname__ = "SUBMIT"
@@ -353,7 +359,7 @@ class Worker:
         filename = f"{CELL_PREFIX}{self.cell_no}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         result = {"t": "done", "id": header.get("id"), "cell": self.cell_no}
-        with Capture(int(header.get("output_limit", 20000))) as capture:
+        with self.capture.start(int(header.get("output_limit", 20000))) as capture:
             with self.cell_lock:
                 self.cell_active = True
                 self.interrupt_requested = False
@@ -437,10 +443,8 @@ def _safe_repr(value):
 
 
 def _workspace_names(root):
-    names = {"WORKSPACE_ROOT": root}
-    for sub in ("memory", "artifacts", "buffers", "meta"):
-        names[f"{sub.upper()}_DIR"] = os.path.join(root, sub)
-    return names
+    subs = ("memory", "artifacts", "buffers", "meta")
+    return {"WORKSPACE_ROOT": root, **{f"{sub.upper()}_DIR": os.path.join(root, sub) for sub in subs}}
 
 
 def _drop_privileges(uid, gid):
@@ -460,16 +464,12 @@ def _apply_limits(spec):
     names = {key: getattr(resource, "RLIMIT_" + key.upper()) for key in keys}
     for item in filter(None, spec.split(",")):
         key, _, value = item.partition("=")
-        limit = int(value)
-        hard = limit + 5 if key == "cpu" else limit
-        resource.setrlimit(names[key], (limit, hard))
+        resource.setrlimit(names[key], (int(value), int(value) + (5 if key == "cpu" else 0)))
 
 
 def _parse_args(argv):
     opts = {"--in": "0", "--out": "1", "--uid": None, "--gid": None, "--workspace": None, "--limits": ""}
-    for arg, value in zip(argv[::2], argv[1::2], strict=False):
-        opts[arg] = value
-    return opts
+    return {**opts, **dict(zip(argv[::2], argv[1::2], strict=False))}
 
 
 def main(argv, channel_type=None):
@@ -477,8 +477,7 @@ def main(argv, channel_type=None):
     _apply_limits(opts["--limits"])
     if opts["--uid"] is not None and os.getuid() == 0:
         _drop_privileges(int(opts["--uid"]), int(opts["--gid"] or opts["--uid"]))
-    in_fd = _hide_fd(int(opts["--in"]))
-    out_fd = _hide_fd(int(opts["--out"]))
+    in_fd, out_fd = _hide_fd(int(opts["--in"])), _hide_fd(int(opts["--out"]))
     for fd in (0, 1, 2):
         os.close(fd)
     _reopen_std_fds()
