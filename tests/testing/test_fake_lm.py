@@ -182,9 +182,7 @@ def test_models_completions_and_errors(lm: FakeLMServer, client: httpx.Client) -
     lm.push("text out", "streamed text out")
     done = client.post(f"{lm.base_url}/completions", json={"model": "m", "prompt": "say"}).json()
     assert done["object"] == "text_completion" and done["choices"][0]["text"] == "text out"
-    with client.stream(
-        "POST", f"{lm.base_url}/completions", json={"model": "m", "prompt": "s", "stream": True}
-    ) as r:
+    with client.stream("POST", f"{lm.base_url}/completions", json={"model": "m", "prompt": "s", "stream": True}) as r:
         payloads = sse_payloads(r)
     assert "".join(p["choices"][0]["text"] for p in payloads[:-1]) == "streamed text out"
     assert lm.last_request is not None and lm.last_request.prompt == "s"
@@ -201,9 +199,7 @@ def test_chunked_request_body(lm: FakeLMServer, client: httpx.Client) -> None:
         for i in range(0, len(payload), 7):
             yield payload[i : i + 7]
 
-    reply = client.post(
-        f"{lm.base_url}/chat/completions", content=body(), headers={"content-type": "application/json"}
-    )
+    reply = client.post(f"{lm.base_url}/chat/completions", content=body(), headers={"content-type": "application/json"})
     assert reply.status_code == 200
     assert lm.last_request is not None and lm.last_request.last_user_text == "chunked upload"
 

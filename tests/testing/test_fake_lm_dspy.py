@@ -108,8 +108,7 @@ def test_rate_limit_reaches_dspy_as_its_error(lm: FakeLMServer) -> None:
 def test_dspy_fields_formats_non_strings() -> None:
     text = dspy_fields(answer="x", items=[1, 2], meta={"a": True})
     assert text == (
-        "[[ ## answer ## ]]\nx\n\n[[ ## items ## ]]\n[1, 2]\n\n"
-        '[[ ## meta ## ]]\n{"a": true}\n\n[[ ## completed ## ]]'
+        '[[ ## answer ## ]]\nx\n\n[[ ## items ## ]]\n[1, 2]\n\n[[ ## meta ## ]]\n{"a": true}\n\n[[ ## completed ## ]]'
     )
     signature = dspy.Signature("question -> answer: str, items: list[int], meta: dict[str, bool]")
     assert dspy.ChatAdapter().parse(signature, text) == {"answer": "x", "items": [1, 2], "meta": {"a": True}}
@@ -130,9 +129,7 @@ def test_sub_lm_rule_answers_llm_query_while_queue_drives_root_steps(lm: FakeLMS
     lm.push(rlm_step("Ask the sub-LM.", "print(llm_query('what is X?'))"))
     rlm = dspy.RLM("question -> answer")
     with dspy.context(lm=lm.dspy_lm()):
-        action = rlm.generate_action(
-            variables_info="question: str", repl_history=REPLHistory(), iteration="1/5"
-        )
+        action = rlm.generate_action(variables_info="question: str", repl_history=REPLHistory(), iteration="1/5")
         llm_query = rlm._make_llm_tools()["llm_query"]
         assert llm_query("what is X?") == "sub-answer to: what is X?"
         batched = rlm._make_llm_tools()["llm_query_batched"](["a", "b"])

@@ -37,9 +37,7 @@ def client() -> Iterator[httpx.Client]:
 def test_queue_is_fifo_then_default(client: httpx.Client) -> None:
     with FakeLMServer(["one", "two"], default="fallback") as lm:
         answers = [
-            client.post(f"{lm.base_url}/chat/completions", json=chat()).json()["choices"][0]["message"][
-                "content"
-            ]
+            client.post(f"{lm.base_url}/chat/completions", json=chat()).json()["choices"][0]["message"]["content"]
             for _ in range(4)
         ]
         assert answers == ["one", "two", "fallback", "fallback"]
@@ -84,9 +82,7 @@ def test_rules_come_before_queue_and_may_pass(client: httpx.Client) -> None:
     rule = contains_rule({"magic": "42"}, where="last_user")
     with FakeLMServer(["queued"], rule=rule) as lm:
         url = f"{lm.base_url}/chat/completions"
-        assert (
-            client.post(url, json=chat("the magic word")).json()["choices"][0]["message"]["content"] == "42"
-        )
+        assert client.post(url, json=chat("the magic word")).json()["choices"][0]["message"]["content"] == "42"
         assert client.post(url, json=chat("plain")).json()["choices"][0]["message"]["content"] == "queued"
 
 

@@ -50,9 +50,7 @@ async def serve(script: FakeLMScript, *, host: str, port: int, model: str, ready
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m fleet_rlm.testing.fake_lm", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m fleet_rlm.testing.fake_lm", description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback by default)")
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (read the ready line)")
     parser.add_argument("--script", help="JSON script file (responses, rules, default, latency_s, model)")

@@ -91,9 +91,7 @@ def _chunk(data: bytes) -> bytes:
 class FakeLMHttpServer:
     """Serves one script on one port inside the running event loop (``start``/``close``)."""
 
-    def __init__(
-        self, script: FakeLMScript, *, model: str = "fake-model", stream_chunk_chars: int = 24
-    ) -> None:
+    def __init__(self, script: FakeLMScript, *, model: str = "fake-model", stream_chunk_chars: int = 24) -> None:
         self.script = script
         self.model = model
         self.stream_chunk_chars = stream_chunk_chars
@@ -149,9 +147,7 @@ class FakeLMHttpServer:
         await writer.drain()
         return keep_alive
 
-    async def _dispatch(
-        self, req: HttpRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> bool:
+    async def _dispatch(self, req: HttpRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         path = req.path[3:] if req.path.startswith("/v1/") else req.path
         keep = req.keep_alive
         if path.startswith("/_fake/") or path == "/health":
@@ -159,25 +155,19 @@ class FakeLMHttpServer:
         if req.method == "GET" and path == "/models":
             return await self._send_json(writer, 200, wire.models_body([self.model]), keep)
         if req.method != "POST" or path not in ("/chat/completions", "/completions"):
-            return await self._send_json(
-                writer, 404, wire.error_body(404, f"No route {req.method} {req.path}"), keep
-            )
+            return await self._send_json(writer, 404, wire.error_body(404, f"No route {req.method} {req.path}"), keep)
         try:
             body = json.loads(req.body or b"{}")
         except (ValueError, UnicodeDecodeError):
             self.script.record(req.method, req.path, req.body.decode("utf-8", "replace"), req.headers)
-            return await self._send_json(
-                writer, 400, wire.error_body(400, "Request body is not valid JSON."), keep
-            )
+            return await self._send_json(writer, 400, wire.error_body(400, "Request body is not valid JSON."), keep)
         recorded = self.script.record(req.method, req.path, body, req.headers)
         try:
             response = await self.script.resolve(recorded)
         except Exception as exc:  # a test's rule failed: tell the client, do not kill the connection
             print(f"fake-lm: rule failed: {exc!r}", file=sys.stderr)
             message = f"fake LM rule raised {exc!r}"
-            return await self._send_json(
-                writer, 500, wire.error_body(500, message, "fake_lm.rule_failed"), keep
-            )
+            return await self._send_json(writer, 500, wire.error_body(500, message, "fake_lm.rule_failed"), keep)
         delay = response.delay_s if response.delay_s is not None else self.script.latency_s
         if delay > 0:
             await asyncio.sleep(delay)
@@ -213,9 +203,7 @@ class FakeLMHttpServer:
             builder = wire.chat_completion if chat else wire.text_completion
             return await self._send_json(writer, 200, builder(recorded, response, self.model), keep, extra)
         chunk_chars = response.stream_chunk_chars or self.stream_chunk_chars
-        payloads = (wire.chat_chunks if chat else wire.text_chunks)(
-            recorded, response, self.model, chunk_chars
-        )
+        payloads = (wire.chat_chunks if chat else wire.text_chunks)(recorded, response, self.model, chunk_chars)
         headers = [
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
@@ -241,21 +229,15 @@ class FakeLMHttpServer:
         if path == "/health":
             return await self._send_json(writer, 200, {"status": "ok", "model": self.model}, keep)
         if req.method == "GET" and path == "/_fake/requests":
-            return await self._send_json(
-                writer, 200, {"requests": [r.to_dict() for r in script.requests]}, keep
-            )
+            return await self._send_json(writer, 200, {"requests": [r.to_dict() for r in script.requests]}, keep)
         if req.method == "POST" and path == "/_fake/responses":
             try:
                 data = json.loads(req.body or b"[]")
                 script.push(*(data if isinstance(data, list) else [data]))
             except (ValueError, FakeLMScriptError) as exc:
-                return await self._send_json(
-                    writer, 400, wire.error_body(400, str(exc), "fake_lm.bad_script"), keep
-                )
+                return await self._send_json(writer, 400, wire.error_body(400, str(exc), "fake_lm.bad_script"), keep)
             return await self._send_json(writer, 200, {"pending": script.pending}, keep)
         if req.method == "POST" and path in ("/_fake/clear", "/_fake/reset"):
             script.clear() if path == "/_fake/clear" else script.reset()
             return await self._send_json(writer, 200, {"pending": script.pending}, keep)
-        return await self._send_json(
-            writer, 404, wire.error_body(404, f"No route {req.method} {req.path}"), keep
-        )
+        return await self._send_json(writer, 404, wire.error_body(404, f"No route {req.method} {req.path}"), keep)

@@ -151,7 +151,5 @@ def models_body(model_ids: list[str]) -> dict[str, Any]:
     created = int(time.time())
     return {
         "object": "list",
-        "data": [
-            {"id": m, "object": "model", "created": created, "owned_by": "fleet-rlm-fake"} for m in model_ids
-        ],
+        "data": [{"id": m, "object": "model", "created": created, "owned_by": "fleet-rlm-fake"} for m in model_ids],
     }

@@ -111,9 +111,7 @@ def rules_from_spec(specs: Sequence[Mapping[str, Any]]) -> list[Rule]:
         where = spec.get("where", "any")
         kind = spec.get("kind", "any")
         if where not in ("any", "last_user", "system") or kind not in ("any", "root", "sub_lm"):
-            raise FakeLMScriptError(
-                f"bad rule {dict(spec)!r}: where in any/last_user/system, kind in any/root/sub_lm."
-            )
+            raise FakeLMScriptError(f"bad rule {dict(spec)!r}: where in any/last_user/system, kind in any/root/sub_lm.")
         needle = spec.get("contains", "")
         if not isinstance(needle, str):
             raise FakeLMScriptError(f"bad rule {dict(spec)!r}: 'contains' must be a string.")

@@ -26,9 +26,7 @@ from fleet_rlm.testing.fake_lm_types import (
     to_response,
 )
 
-DEFAULT_TEXT = (
-    "fake-lm: no scripted response left. Push one with FakeLMServer.push(...), add a rule, or set default=."
-)
+DEFAULT_TEXT = "fake-lm: no scripted response left. Push one with FakeLMServer.push(...), add a rule, or set default=."
 
 
 class FakeLMScript:
@@ -171,9 +169,7 @@ def script_from_spec(spec: Any) -> FakeLMScript:
         raise FakeLMScriptError("a script must be a JSON list of responses or an object.")
     unknown = set(spec) - {"responses", "rules", "default", "latency_s", "model"}
     if unknown:
-        raise FakeLMScriptError(
-            f"unknown script keys {sorted(unknown)}; use responses/rules/default/latency_s/model."
-        )
+        raise FakeLMScriptError(f"unknown script keys {sorted(unknown)}; use responses/rules/default/latency_s/model.")
     responses = spec.get("responses", [])
     rules = spec.get("rules", [])
     if not isinstance(responses, list) or not isinstance(rules, list):
@@ -191,9 +187,7 @@ def load_script_file(path: str | Path) -> tuple[FakeLMScript, dict[str, Any]]:
     try:
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise FakeLMScriptError(
-            f"cannot read script file {path}: {exc}.", "Pass an existing JSON file."
-        ) from exc
+        raise FakeLMScriptError(f"cannot read script file {path}: {exc}.", "Pass an existing JSON file.") from exc
     except json.JSONDecodeError as exc:
         raise FakeLMScriptError(f"script file {path} is not valid JSON: {exc}.", "Fix the JSON.") from exc
     return script_from_spec(spec), spec if isinstance(spec, dict) else {"responses": spec}

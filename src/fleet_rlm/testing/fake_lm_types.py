@@ -19,9 +19,7 @@ class FakeLMScriptError(ValueError):
 
     code = "fake_lm.bad_script"
 
-    def __init__(
-        self, message: str, action: str = "Fix the script item; see FakeResponse.from_value."
-    ) -> None:
+    def __init__(self, message: str, action: str = "Fix the script item; see FakeResponse.from_value.") -> None:
         super().__init__(f"[{self.code}] {message} {action}")
         self.message = message
         self.action = action
@@ -56,15 +54,11 @@ class FakeResponse:
         return cls(content=content, **kwargs)
 
     @classmethod
-    def rate_limited(
-        cls, retry_after: float = 1.0, message: str = "Rate limit reached (fake LM)."
-    ) -> FakeResponse:
+    def rate_limited(cls, retry_after: float = 1.0, message: str = "Rate limit reached (fake LM).") -> FakeResponse:
         return cls(status=429, retry_after=retry_after, error=message)
 
     @classmethod
-    def server_error(
-        cls, status: int = 500, message: str = "Internal server error (fake LM)."
-    ) -> FakeResponse:
+    def server_error(cls, status: int = 500, message: str = "Internal server error (fake LM).") -> FakeResponse:
         return cls(status=status, error=message)
 
     @classmethod
@@ -106,9 +100,7 @@ def to_response(value: ResponseLike) -> FakeResponse:
         return FakeResponse(content=value)
     if isinstance(value, Mapping):
         return FakeResponse.from_value(value)
-    raise FakeLMScriptError(
-        f"cannot use {type(value).__name__} as a response; use str, dict or FakeResponse."
-    )
+    raise FakeLMScriptError(f"cannot use {type(value).__name__} as a response; use str, dict or FakeResponse.")
 
 
 def estimate_tokens(text: str) -> int:
@@ -175,9 +167,7 @@ class RecordedRequest:
         return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
     def texts(self, role: str | None = None) -> list[str]:
-        return [
-            content_text(m.get("content")) for m in self.messages if role is None or m.get("role") == role
-        ]
+        return [content_text(m.get("content")) for m in self.messages if role is None or m.get("role") == role]
 
     @property
     def system_text(self) -> str:
