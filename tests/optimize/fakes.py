@@ -19,7 +19,9 @@ _HINT = re.compile(r"\[(\w+)=([^\]]+)\]")
 
 def _choose(field: str, request: RecordedRequest) -> Any:
     taught = TAUGHT in request.system_text
-    hints = dict(_HINT.findall(request.last_user_text))
+    hints: dict[str, str] = {}
+    for key, value in _HINT.findall(request.last_user_text):  # the task's hint, not the history's
+        hints.setdefault(key, value)
     if field in hints:
         return hints[field] if taught else ("direct" if field == "mode" else "wrong answer")
     return None

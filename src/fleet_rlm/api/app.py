@@ -28,6 +28,7 @@ from fleet_rlm.api.routes import (
     turns,
     volume,
 )
+from fleet_rlm.api.routes import optimization as optimization_routes
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.api.turns.lifecycle import turn_machinery
 from fleet_rlm.api.ws import events as ws_events
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(turns.router)
     for module in (profiles, roles, runtime, sandboxes, skills, optimization_status):
         app.include_router(module.router)
+    app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)
     app.include_router(ws_events.router)
     return app

@@ -85,9 +85,11 @@ async def _commit(service: TurnService, caller: Caller, run: Run, result: TurnRe
         async with service.database.transaction() as session:
             if run.turn_id and result.answer:
                 await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
-            await runs_repo.set_run_status(
+            finished = await runs_repo.set_run_status(
                 session, run_id=run.id, status=status, error=result.error, usage=result.usage or None
             )
+            if result.program_version:  # the program version the turn ran (promoted optimizations show here)
+                finished.program_version = result.program_version
             if result.summary:
                 await sessions_repo.update_session(
                     session, user_id=caller.user_id, session_id=run.session_id, summary=result.summary

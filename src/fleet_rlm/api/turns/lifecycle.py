@@ -1,4 +1,5 @@
-"""Bring the turn machinery up and down with the app: bus, sandbox pool, runtime, service, crash recovery."""
+"""Bring the turn machinery up and down with the app: bus, sandbox pool, runtime (with the DB-backed program
+registry of promoted versions), turn and optimization services, crash recovery."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from fleet_rlm.api.live.bus import LocalBus
+from fleet_rlm.api.optimization_service import make_optimization, make_programs
 from fleet_rlm.api.turns.recovery import recover_orphaned_runs, sweep_forever
 from fleet_rlm.api.turns.service import TurnService
 from fleet_rlm.config import Settings
+from fleet_rlm.runtime.programs import ProgramRegistry
 from fleet_rlm.store import Database
 
 
@@ -35,10 +38,10 @@ def warm_imports() -> None:
         return
 
 
-def make_runtime(settings: Settings) -> object:
+def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) -> object:
     from fleet_rlm.runtime.runner import TurnRuntime
 
-    return TurnRuntime(settings)
+    return TurnRuntime(settings, programs=programs)
 
 
 @asynccontextmanager
@@ -46,9 +49,15 @@ async def turn_machinery(app: FastAPI, settings: Settings, database: Database) -
     threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
     bus = make_bus(settings)
     await bus.start()
-    runtime = app.state.runtime_override if hasattr(app.state, "runtime_override") else make_runtime(settings)
+    programs = await make_programs(database)  # promoted optimized programs, used by new turns
+    app.state.programs = programs
+    overridden = hasattr(app.state, "runtime_override")
+    runtime = app.state.runtime_override if overridden else make_runtime(settings, programs)
     service = TurnService(settings, database, bus, runtime)
     app.state.turns = service
+    optimization = make_optimization(settings, database, programs)
+    app.state.optimization = optimization
+    await optimization.recover()
     await recover_orphaned_runs(database, bus, settings, current_owner=service.owner, active=service.tokens)
     sweeper = asyncio.get_running_loop().create_task(
         sweep_forever(database, bus, settings, current_owner=service.owner, active=service.tokens)
@@ -59,6 +68,7 @@ async def turn_machinery(app: FastAPI, settings: Settings, database: Database) -
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
+        await optimization.shutdown()
         await service.shutdown()
         shutdown = getattr(runtime, "shutdown", None)
         if callable(shutdown):

@@ -1,0 +1,268 @@
+"""GEPA optimization over HTTP: modules, datasets, runs (progress, SSE, cancel), compare, promote, rollback.
+
+GET /optimization/status lives with the health routes (another owner); everything else is here. Routes are
+thin: the work is in `fleet_rlm.optimize` (OptimizationService on app.state.optimization).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+
+from fleet_rlm.api.auth import CurrentUserDep
+from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.live.sse import sse_response
+from fleet_rlm.api.optimization_service import optimization_service
+from fleet_rlm.api.schemas.common import Responses
+from fleet_rlm.api.schemas.optimization import (
+    CompareOut,
+    DatasetCreate,
+    DatasetDetail,
+    DatasetFromFeedback,
+    DatasetOut,
+    ModuleOut,
+    RollbackOut,
+    RunCreate,
+    RunOut,
+    RunResults,
+    VersionOut,
+)
+from fleet_rlm.errors import Conflict, InvalidInput, NotFound
+from fleet_rlm.optimize.compare import compare_runs, markdown_report
+from fleet_rlm.optimize.datasets import load_dataset_text, validate_rows
+from fleet_rlm.optimize.feedback import FeedbackRecord, rows_from_feedback
+from fleet_rlm.optimize.gepa_run import GEPAConfig
+from fleet_rlm.optimize.modules import get_module, list_modules
+from fleet_rlm.store.models import Dataset, OptimizationRun
+from fleet_rlm.store.repos import datasets as datasets_repo
+from fleet_rlm.store.repos import optimization as opt_repo
+
+router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
+NOT_FOUND: Responses = {404: {"description": "No such resource for this user."}}
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+
+def dataset_not_found(dataset_id: str) -> NotFound:
+    return NotFound(
+        f"dataset {dataset_id} not found",
+        code="dataset_not_found",
+        action="list your datasets with GET /api/v1/optimization/datasets",
+    )
+
+
+@router.get("/modules", operation_id="listOptimizationModules", response_model=list[ModuleOut])
+async def list_optimization_modules(user: CurrentUserDep) -> list[ModuleOut]:
+    return [ModuleOut.model_validate(module.describe()) for module in list_modules()]
+
+
+async def _save_dataset(database: DatabaseDep, user_id: str, module: str, name: str, rows: list[Any]) -> Dataset:
+    async with database.transaction() as s:
+        if await datasets_repo.get_dataset_by_name(s, user_id=user_id, module=module, name=name) is not None:
+            raise Conflict(
+                f"you already have a dataset named {name!r} for module {module!r}",
+                code="dataset_exists",
+                action="choose another name",
+            )
+        return await datasets_repo.create_dataset(s, user_id=user_id, module=module, name=name, rows=rows)
+
+
+@router.post(
+    "/datasets",
+    operation_id="createOptimizationDataset",
+    response_model=DatasetOut,
+    status_code=201,
+    responses={409: {"description": "Name taken."}, 422: {"description": "Invalid rows (details.errors)."}},
+)
+async def create_dataset(user: CurrentUserDep, database: DatabaseDep, body: DatasetCreate) -> DatasetOut:
+    module = get_module(body.module)
+    rows = load_dataset_text(module, body.content, filename=body.filename)
+    row = await _save_dataset(database, user.user_id, module.name, body.name, rows)
+    return DatasetOut.model_validate(row)
+
+
+@router.post(
+    "/datasets/from-feedback",
+    operation_id="createOptimizationDatasetFromFeedback",
+    response_model=DatasetDetail,
+    status_code=201,
+    responses={409: {"description": "Name taken."}, 422: {"description": "No usable feedback."}},
+)
+async def create_dataset_from_feedback(
+    user: CurrentUserDep, database: DatabaseDep, body: DatasetFromFeedback
+) -> DatasetDetail:
+    module = get_module(body.module)
+    async with database.session() as s:
+        rated = await datasets_repo.list_rated_runs(s, user_id=user.user_id, session_ids=body.session_ids)
+    records = [
+        FeedbackRecord(
+            run_id=r.run_id,
+            task=r.task,
+            answer=r.answer,
+            rating=r.rating,
+            expected_answer=r.expected_answer,
+            execution_mode=r.execution_mode,
+        )
+        for r in rated
+    ]
+    built = rows_from_feedback(module, records)
+    if not built.rows or validate_rows(module, built.rows):
+        raise InvalidInput(
+            f"no usable feedback for module {module.name!r} ({len(rated)} rated runs)",
+            code="dataset_no_feedback",
+            action="rate answers (thumbs up, or thumbs down with the expected answer) and try again",
+            details={"skipped": built.skipped},
+        )
+    row = await _save_dataset(database, user.user_id, module.name, body.name, built.rows)
+    return DatasetDetail.model_validate(row, from_attributes=True).model_copy(
+        update={"rows": built.rows[:50], "skipped": built.skipped}
+    )
+
+
+@router.get("/datasets", operation_id="listOptimizationDatasets", response_model=list[DatasetOut])
+async def list_datasets(user: CurrentUserDep, database: DatabaseDep, module: str | None = None) -> list[DatasetOut]:
+    async with database.session() as s:
+        rows = await datasets_repo.list_datasets(s, user_id=user.user_id, module=module)
+    return [DatasetOut.model_validate(row) for row in rows]
+
+
+@router.get(
+    "/datasets/{dataset_id}", operation_id="getOptimizationDataset", response_model=DatasetDetail, responses=NOT_FOUND
+)
+async def get_dataset(
+    user: CurrentUserDep, database: DatabaseDep, dataset_id: str, limit: int = Query(50, ge=0, le=10_000)
+) -> DatasetDetail:
+    async with database.session() as s:
+        row = await datasets_repo.get_dataset(s, dataset_id=dataset_id, user_id=user.user_id)
+    if row is None:
+        raise dataset_not_found(dataset_id)
+    return DatasetDetail.model_validate(row, from_attributes=True).model_copy(update={"rows": (row.rows or [])[:limit]})
+
+
+@router.post("/runs", operation_id="createOptimizationRun", response_model=RunOut, status_code=202, responses=NOT_FOUND)
+async def create_run(user: CurrentUserDep, request: Request, body: RunCreate) -> RunOut:
+    config = GEPAConfig(
+        auto=body.auto,
+        max_metric_calls=body.max_metric_calls,
+        seed=body.seed,
+        threads=body.threads,
+        reflection_minibatch_size=body.reflection_minibatch_size,
+    )
+    service = optimization_service(request)
+    run = await service.start(
+        user_id=user.user_id,
+        module=body.module,
+        dataset_id=body.dataset_id,
+        config=config,
+        val_fraction=body.val_fraction,
+    )
+    return RunOut.model_validate(run)
+
+
+@router.get("/runs", operation_id="listOptimizationRuns", response_model=list[RunOut])
+async def list_runs(
+    user: CurrentUserDep, database: DatabaseDep, module: str | None = None, limit: int = Query(100, ge=1, le=1000)
+) -> list[RunOut]:
+    async with database.session() as s:
+        rows = await opt_repo.list_runs(s, user_id=user.user_id, module=module, limit=limit)
+    return [RunOut.model_validate(row) for row in rows]
+
+
+def _summary(run: OptimizationRun) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "module": run.module,
+        "status": run.status,
+        "scores": run.scores,
+        "results": run.results,
+        "config": run.config,
+        "dataset_id": run.dataset_id,
+        "dataset_name": (run.config or {}).get("dataset_name"),
+        "program_version": run.program_version,
+    }
+
+
+@router.get("/runs/compare", operation_id="compareOptimizationRuns", response_model=CompareOut, responses=NOT_FOUND)
+async def compare(user: CurrentUserDep, request: Request, a: str, b: str) -> CompareOut:
+    service = optimization_service(request)
+    first = await service.get(user_id=user.user_id, run_id=a)
+    second = await service.get(user_id=user.user_id, run_id=b)
+    return CompareOut.model_validate(compare_runs(_summary(first), _summary(second)))
+
+
+@router.get("/runs/{run_id}", operation_id="getOptimizationRun", response_model=RunOut, responses=NOT_FOUND)
+async def get_run(user: CurrentUserDep, request: Request, run_id: str) -> RunOut:
+    return RunOut.model_validate(await optimization_service(request).get(user_id=user.user_id, run_id=run_id))
+
+
+@router.get(
+    "/runs/{run_id}/results", operation_id="getOptimizationRunResults", response_model=RunResults, responses=NOT_FOUND
+)
+async def get_results(user: CurrentUserDep, request: Request, run_id: str) -> RunResults:
+    run = await optimization_service(request).get(user_id=user.user_id, run_id=run_id)
+    results = run.results or {}
+    return RunResults(
+        run_id=run.id,
+        examples=list(results.get("examples", [])),
+        instructions_before=dict(results.get("instructions_before", {})),
+        instructions_after=dict(results.get("instructions_after", {})),
+        report_markdown=markdown_report(_summary(run)),
+    )
+
+
+@router.get(
+    "/runs/{run_id}/stream",
+    operation_id="streamOptimizationRun",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "progress frames, then the final run"}},
+)
+async def stream_run(user: CurrentUserDep, request: Request, run_id: str) -> StreamingResponse:
+    """SSE: a `progress` frame whenever the run's progress changes, then a `finished` frame with the run."""
+    service = optimization_service(request)
+    await service.get(user_id=user.user_id, run_id=run_id)
+
+    async def frames() -> AsyncIterator[dict[str, Any]]:
+        last: dict[str, Any] | None = None
+        while True:
+            run = await service.get(user_id=user.user_id, run_id=run_id)
+            if run.progress != last:
+                last = run.progress
+                yield {"type": "progress", "run_id": run.id, "status": run.status, "progress": run.progress}
+            if run.status in TERMINAL:
+                yield {"type": "finished", "run": RunOut.model_validate(run).model_dump(mode="json")}
+                return
+            await asyncio.sleep(0.5)
+
+    return sse_response(frames())
+
+
+@router.post("/runs/{run_id}/cancel", operation_id="cancelOptimizationRun", response_model=RunOut, responses=NOT_FOUND)
+async def cancel_run(user: CurrentUserDep, request: Request, run_id: str) -> RunOut:
+    return RunOut.model_validate(await optimization_service(request).cancel(user_id=user.user_id, run_id=run_id))
+
+
+@router.post(
+    "/runs/{run_id}/promote",
+    operation_id="promoteOptimizationRun",
+    response_model=VersionOut,
+    responses={**NOT_FOUND, 409: {"description": "The run saved no version."}},
+)
+async def promote_run(user: CurrentUserDep, request: Request, run_id: str) -> VersionOut:
+    return VersionOut.model_validate(await optimization_service(request).promote(user_id=user.user_id, run_id=run_id))
+
+
+@router.post("/modules/{module}/rollback", operation_id="rollbackOptimizationModule", response_model=RollbackOut)
+async def rollback_module(user: CurrentUserDep, request: Request, module: str) -> RollbackOut:
+    """Withdraw the module's promoted version; the one promoted before it (or the built-in) is used again."""
+    row = await optimization_service(request).rollback(module=module)
+    return RollbackOut(module=module, promoted=VersionOut.model_validate(row) if row is not None else None)
+
+
+@router.get("/versions", operation_id="listProgramVersions", response_model=list[VersionOut])
+async def list_versions(user: CurrentUserDep, database: DatabaseDep, module: str | None = None) -> list[VersionOut]:
+    async with database.session() as s:
+        rows = await opt_repo.list_versions(s, module=module)
+    return [VersionOut.model_validate(row) for row in rows]

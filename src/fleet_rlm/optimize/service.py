@@ -1,0 +1,266 @@
+"""Optimization runs in the background: start, live progress, durable cancel, saved versions, promotion.
+
+One instance per app. A run executes GEPA on a worker thread; an async pump writes its progress to the row
+(the polling/SSE source, and a liveness stamp) and turns a durable cancel request into the GEPA stop flag,
+so a cancel sent to any replica reaches the one running it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, FleetError, NotFound
+from fleet_rlm.optimize.datasets import split_rows
+from fleet_rlm.optimize.gepa_run import GEPAConfig, GEPAOutcome, run_gepa
+from fleet_rlm.optimize.modules import BuildContext, LMProvider, OptimizableModule, get_module
+from fleet_rlm.optimize.programs_db import DatabasePrograms
+from fleet_rlm.optimize.progress import Progress, ProgressTracker
+from fleet_rlm.optimize.versions import manifest, program_json, results_json
+from fleet_rlm.store import Database
+from fleet_rlm.store.models import OptimizationRun, ProgramVersion
+from fleet_rlm.store.repos import datasets as datasets_repo
+from fleet_rlm.store.repos import optimization as repo
+from fleet_rlm.store.types import utcnow
+
+log = logging.getLogger(__name__)
+LMProviderFactory = Callable[[str], Awaitable[LMProvider]]
+PUMP_EVERY_S = 0.5
+STALE_AFTER = timedelta(minutes=2)
+
+
+def run_not_found(run_id: str) -> NotFound:
+    return NotFound(
+        f"optimization run {run_id} not found",
+        code="optimization_run_not_found",
+        action="list your runs with GET /api/v1/optimization/runs or `fleet-rlm optimize runs`",
+    )
+
+
+class OptimizationService:
+    def __init__(
+        self,
+        settings: Settings,
+        database: Database,
+        *,
+        lm_provider_for: LMProviderFactory,
+        programs: DatabasePrograms | None = None,
+    ) -> None:
+        self.settings = settings
+        self.database = database
+        self.lm_provider_for = lm_provider_for
+        self.programs = programs
+        self.threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="optimize")
+        self.cancels: dict[str, threading.Event] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def start(
+        self, *, user_id: str, module: str, dataset_id: str, config: GEPAConfig, val_fraction: float = 0.3
+    ) -> OptimizationRun:
+        spec = get_module(module)
+        budget = config.budget()
+        async with self.database.transaction() as s:
+            dataset = await datasets_repo.get_dataset(s, dataset_id=dataset_id, user_id=user_id)
+            if dataset is None:
+                raise NotFound(
+                    f"dataset {dataset_id} not found",
+                    code="dataset_not_found",
+                    action="upload one with POST /api/v1/optimization/datasets",
+                )
+            if dataset.module != spec.name:
+                raise Conflict(
+                    f"dataset {dataset.name!r} is for module {dataset.module!r}, not {spec.name!r}",
+                    code="dataset_module_mismatch",
+                    action=f"use a dataset made for module {spec.name!r}",
+                )
+            rows = list(dataset.rows or [])
+            train, val = split_rows(rows, val_fraction=val_fraction, seed=config.seed)
+            run_config = {
+                "budget": budget,
+                "seed": config.seed,
+                "threads": config.threads,
+                "reflection_minibatch_size": config.reflection_minibatch_size,
+                "val_fraction": val_fraction,
+                "train_size": len(train),
+                "val_size": len(val),
+                "dataset_name": dataset.name,
+            }
+            run = await repo.create_run(s, user_id=user_id, module=spec.name, dataset_id=dataset.id, config=run_config)
+        provider = await self.lm_provider_for(user_id)
+        cancel = threading.Event()
+        self.cancels[run.id] = cancel
+        info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
+        coro = self._execute(run.id, spec, provider, train, val, config, cancel, info, run_config)
+        task = asyncio.get_running_loop().create_task(coro, name=f"optimize-{run.id}")
+        self.tasks[run.id] = task
+        run_id = run.id
+        task.add_done_callback(lambda _t: self._forget(run_id))
+        return run
+
+    def _forget(self, run_id: str) -> None:
+        self.tasks.pop(run_id, None)
+        self.cancels.pop(run_id, None)
+
+    async def _execute(
+        self,
+        run_id: str,
+        module: OptimizableModule,
+        provider: LMProvider,
+        train: list[dict[str, Any]],
+        val: list[dict[str, Any]],
+        config: GEPAConfig,
+        cancel: threading.Event,
+        dataset: dict[str, Any],
+        run_config: dict[str, Any],
+    ) -> None:
+        latest: dict[str, Progress] = {}
+        tracker = ProgressTracker(lambda p: latest.__setitem__("p", p))
+        ctx = BuildContext(settings=self.settings, lms=provider)
+        async with self.database.transaction() as s:
+            await repo.set_status(s, run_id=run_id, status="running")
+        pump = asyncio.get_running_loop().create_task(self._pump(run_id, latest, cancel))
+        outcome: GEPAOutcome | None = None
+        error: dict[str, Any] | None = None
+        try:
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                self.threads,
+                lambda: run_gepa(module, ctx, train=train, val=val, config=config, tracker=tracker, cancel=cancel),
+            )
+        except FleetError as exc:
+            error = exc.to_dict()
+        except Exception as exc:
+            log.exception("optimization run %s failed", run_id)
+            error = {"code": "optimization_failed", "message": f"{type(exc).__name__}: {exc}"}
+        finally:
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+        await self._finish(run_id, module, outcome, error, latest.get("p"), dataset, run_config)
+
+    async def _pump(self, run_id: str, latest: dict[str, Progress], cancel: threading.Event) -> None:
+        """Write progress when it changes (and as a liveness stamp); pick up durable cancel requests."""
+        written: dict[str, Any] | None = None
+        while True:
+            try:
+                current = latest["p"].to_dict() if "p" in latest else None
+                async with self.database.transaction() as s:
+                    if current is not None and current != written:
+                        await repo.set_progress(s, run_id=run_id, progress=current)
+                        written = current
+                    row = await repo.get_run(s, run_id=run_id)
+                if row is not None and row.cancel_requested_at is not None:
+                    cancel.set()
+            except Exception as exc:  # a database hiccup must not stop the run
+                log.warning("progress of optimization run %s not written: %s", run_id, exc)
+            await asyncio.sleep(PUMP_EVERY_S)
+
+    async def _finish(
+        self,
+        run_id: str,
+        module: OptimizableModule,
+        outcome: GEPAOutcome | None,
+        error: dict[str, Any] | None,
+        progress: Progress | None,
+        dataset: dict[str, Any],
+        run_config: dict[str, Any],
+    ) -> None:
+        final = (progress or Progress()).to_dict() | {"phase": "done"}
+        async with self.database.transaction() as s:
+            await repo.set_progress(s, run_id=run_id, progress=final)
+            if outcome is None:
+                await repo.set_status(s, run_id=run_id, status="failed", error=error or {"code": "optimization_failed"})
+                return
+            scores = {
+                "baseline": outcome.baseline_score,
+                "optimized": outcome.optimized_score,
+                "metric_calls": outcome.metric_calls,
+                "iterations": outcome.iterations,
+            }
+            results = results_json(outcome)
+            if outcome.status == "cancelled":
+                await repo.set_status(s, run_id=run_id, status="cancelled", scores=scores, results=results)
+                return
+            label = await repo.next_version_label(s, module=module.name)
+            await repo.add_version(
+                s,
+                module=module.name,
+                version=label,
+                program=program_json(module, outcome),
+                manifest=manifest(module, outcome, run_id=run_id, dataset=dataset, config=run_config),
+            )
+            await repo.set_status(
+                s, run_id=run_id, status="succeeded", scores=scores, results=results, program_version=label
+            )
+
+    async def get(self, *, user_id: str, run_id: str) -> OptimizationRun:
+        async with self.database.session() as s:
+            row = await repo.get_run(s, run_id=run_id, user_id=user_id)
+        if row is None:
+            raise run_not_found(run_id)
+        return row
+
+    async def cancel(self, *, user_id: str, run_id: str) -> OptimizationRun:
+        """Durable cancel: stamped on the row (any replica's pump sees it) and signalled locally at once."""
+        async with self.database.transaction() as s:
+            row = await repo.get_run(s, run_id=run_id, user_id=user_id)
+            if row is None:
+                raise run_not_found(run_id)
+            await repo.request_cancel(s, run_id=run_id)
+        local = self.cancels.get(run_id)
+        if local is not None:
+            local.set()
+        return await self.get(user_id=user_id, run_id=run_id)
+
+    async def promote(self, *, user_id: str, run_id: str) -> ProgramVersion:
+        run = await self.get(user_id=user_id, run_id=run_id)
+        if run.program_version is None:
+            raise Conflict(
+                f"optimization run {run_id} has no saved version (status {run.status})",
+                code="optimization_run_without_version",
+                action="promote a run that succeeded",
+            )
+        async with self.database.transaction() as s:
+            row = await repo.promote(s, module=run.module, version=run.program_version)
+        await self._refresh()
+        return row
+
+    async def rollback(self, *, module: str) -> ProgramVersion | None:
+        get_module(module)
+        async with self.database.transaction() as s:
+            row = await repo.rollback(s, module=module)
+        await self._refresh()
+        return row
+
+    async def _refresh(self) -> None:
+        if self.programs is not None:
+            await self.programs.refresh()
+
+    async def recover(self) -> int:
+        """Mark runs whose progress stopped long ago (their process died) as interrupted."""
+        cutoff = utcnow() - STALE_AFTER
+        count = 0
+        async with self.database.transaction() as s:
+            for row in await repo.list_unfinished(s):
+                if row.id not in self.tasks and row.updated_at < cutoff:
+                    error = {"code": "optimization_interrupted", "message": "the server stopped during the run"}
+                    await repo.set_status(s, run_id=row.id, status="interrupted", error=error)
+                    count += 1
+        return count
+
+    async def wait_idle(self, timeout: float = 60.0) -> None:
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    async def shutdown(self) -> None:
+        for event in list(self.cancels.values()):
+            event.set()
+        await self.wait_idle(timeout=20.0)
+        self.threads.shutdown(wait=False, cancel_futures=True)
