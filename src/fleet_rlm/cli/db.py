@@ -6,7 +6,6 @@ import typer
 
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.config import load_settings
-from fleet_rlm.store import migrate
 
 db_app = typer.Typer(help="Database schema migrations (Alembic).", no_args_is_help=True)
 
@@ -16,6 +15,8 @@ def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> 
     """Migrate the database up to REVISION (default: head)."""
 
     def body() -> None:
+        from fleet_rlm.store import migrate  # imported when used: alembic/sqlalchemy cost seconds at startup
+
         settings = load_settings()
         _ensure_sqlite_dir(settings)
         migrate.upgrade(settings.resolved_database_url, revision)
@@ -29,6 +30,8 @@ def downgrade(revision: str = typer.Argument(..., help="Target revision, e.g. ba
     """Migrate the database down to REVISION."""
 
     def body() -> None:
+        from fleet_rlm.store import migrate  # imported when used: alembic/sqlalchemy cost seconds at startup
+
         settings = load_settings()
         migrate.downgrade(settings.resolved_database_url, revision)
         typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
@@ -41,6 +44,8 @@ def current() -> None:
     """Print the database's revision and the code's head."""
 
     def body() -> None:
+        from fleet_rlm.store import migrate  # imported when used: alembic/sqlalchemy cost seconds at startup
+
         settings = load_settings()
         revision = migrate.current(settings.resolved_database_url)
         head = migrate.head()

@@ -55,7 +55,7 @@ def show_session(
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             session = client.get_session(session_id)
-            turns = client.list_turns(session_id, limit=500)
+            turns = client.list_turns(session_id, limit=200)
         if as_json:
             typer.echo(json.dumps({"session": session, "turns": turns["items"]}, ensure_ascii=False))
             return
