@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from fleet_rlm.api import create_app
 from fleet_rlm.config import Settings
+from fleet_rlm.optimize.modules import list_modules
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.api.isolation import assert_error, bearer, new_session, token_settings
 from tests.api.turn_helpers import final_answer, run_turn
@@ -206,7 +207,8 @@ def test_daytona_check_without_configuration_says_so(client: TestClient, app_set
 def test_optimization_status_is_truthful(client: TestClient, app_settings: Settings) -> None:
     data = client.get("/api/v1/optimization/status", headers=bearer(app_settings, "alice")).json()
     assert data["gepa_available"] is True
-    assert "rlm.task" in data["program_modules"] and data["registered_modules"] is None
+    assert "rlm.task" in data["program_modules"]
+    assert data["registered_modules"] == len(list_modules()), "programs, tasks and skills are all modules"
     assert data["program_versions"] == 0 and data["active_runs"] == 0
 
 

@@ -1,8 +1,8 @@
 """Bundled skill cards: short, reusable playbooks a user can select per turn (TurnInput.skills).
 
-A card is a Markdown file in `cards/` with a front matter block (id, title, description, when_to_use). The
-runtime appends the selected cards' text to the task instructions; the API lists them. Leaf module: imports
-only errors.
+A card is `<id>/SKILL.md` in this package: Markdown with a front matter block (id, title, description,
+when_to_use). The runtime appends the selected cards' text to the task instructions, the API lists them and
+the optimizer treats each as a module. Leaf module: imports only errors.
 
     skill_instructions(["log-triage"])  # -> "Skills selected for this turn ..." (or "" when none)
 """

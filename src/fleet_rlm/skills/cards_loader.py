@@ -1,4 +1,4 @@
-"""Read the bundled cards once: parse each file's front matter, validate it, keep them sorted by id."""
+"""Read the bundled cards once (`<skills>/<id>/SKILL.md`): parse each front matter, validate it, sort by id."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fleet_rlm.errors import InvalidInput
 
-CARDS_DIR = Path(__file__).resolve().parent / "cards"
+SKILLS_DIR = Path(__file__).resolve().parent
 REQUIRED = ("id", "title", "description", "when_to_use")
 MAX_SKILLS = 20
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -60,10 +60,11 @@ def parse_card(text: str, *, source: str) -> SkillCard:
 @functools.cache
 def _cards() -> dict[str, SkillCard]:
     cards: dict[str, SkillCard] = {}
-    for path in sorted(CARDS_DIR.glob("*.md")):
-        card = parse_card(path.read_text(encoding="utf-8"), source=path.name)
-        if card.id in cards:
-            raise ValueError(f"{path.name}: duplicate skill id {card.id!r}")
+    for path in sorted(SKILLS_DIR.glob("*/SKILL.md")):
+        source = f"{path.parent.name}/SKILL.md"
+        card = parse_card(path.read_text(encoding="utf-8"), source=source)
+        if card.id != path.parent.name:
+            raise ValueError(f"{source}: id {card.id!r} must match its directory name")
         cards[card.id] = card
     return cards
 

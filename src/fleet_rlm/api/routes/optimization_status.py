@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.optimize.modules import list_modules
 from fleet_rlm.runtime.programs import MODULES
 from fleet_rlm.store.repos import programs
 
@@ -18,7 +19,7 @@ router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
 class OptimizationStatus(BaseModel):
     gepa_available: bool = Field(description="Whether dspy.GEPA (and its gepa package) can be imported.")
     program_modules: list[str] = Field(description="Runtime modules whose instructions can be versioned.")
-    registered_modules: int | None = Field(description="Modules in an optimization registry; null: none exists.")
+    registered_modules: int = Field(description="Modules the optimizer can optimize (programs, tasks, skills).")
     program_versions: int = Field(description="Saved program versions.")
     promoted_versions: int = Field(description="Versions promoted to be used by turns.")
     active_runs: int = Field(description="Your queued or running optimization runs.")
@@ -43,7 +44,7 @@ async def get_optimization_status(user: CurrentUserDep, database: DatabaseDep) -
     return OptimizationStatus(
         gepa_available=gepa_available(),
         program_modules=list(MODULES),
-        registered_modules=None,
+        registered_modules=len(list_modules()),
         program_versions=versions,
         promoted_versions=promoted,
         active_runs=active,
