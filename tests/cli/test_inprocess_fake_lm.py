@@ -1,0 +1,46 @@
+"""End to end in the default (embedded server) mode with the real turn runtime and the fake LM server.
+
+`fleet` with scripted stdin and `fleet-rlm run --json` start the real app in-process; the answers come from
+`FakeLMServer` over HTTP. Skipped until `fleet_rlm.runtime.TurnRuntime` exists (the API builds it at startup).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
+from tests.cli.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(importlib.import_module("fleet_rlm.runtime"), "TurnRuntime"),
+    reason="the turn runtime (fleet_rlm.runtime.TurnRuntime) has not landed yet",
+)
+
+
+def _env(data_dir: Path, lm: FakeLMServer) -> dict[str, str]:
+    return cli_env(
+        data_dir,
+        DSPY_LM_MODEL="openai/fake-model",
+        DSPY_LM_API_BASE=lm.base_url,
+        DSPY_LLM_API_KEY="fake",
+        FLEET_SANDBOX_POOL_SIZE="0",
+    )
+
+
+def test_fleet_chat_and_run_in_process(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        env = _env(data_dir, lm)
+        chat = run_cli("fleet", [], env, stdin="what is 2+2?\n/sessions\n", timeout=120)
+        ran = run_cli("fleet-rlm", ["run", "and 3+1?", "--mode", "direct", "--json"], env, timeout=120)
+    assert chat.returncode == 0, chat
+    assert "four" in chat.stdout and "LM calls" in chat.stdout
+    assert "what is 2+2?" in chat.stdout  # the session list shows the new session's title
+    assert ran.returncode == 0, ran
+    outcome = json.loads(ran.stdout)
+    assert outcome["status"] == "succeeded" and "four" in outcome["answer"]
+    assert outcome["usage"]["lm_calls"] >= 1
