@@ -6,11 +6,13 @@ import typer
 
 from fleet_rlm import __version__
 from fleet_rlm.cli.auth import auth_app
+from fleet_rlm.cli.bench import bench_app
 from fleet_rlm.cli.chat import chat
 from fleet_rlm.cli.daytona import daytona_smoke, daytona_snapshot
 from fleet_rlm.cli.db import db_app
 from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.run import run
 from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
@@ -91,6 +93,8 @@ def build_fleet_rlm_app() -> typer.Typer:
     app.add_typer(sessions_app, name="sessions")
     app.add_typer(auth_app, name="auth")
     app.add_typer(db_app, name="db")
+    app.add_typer(optimize_app, name="optimize")
+    app.add_typer(bench_app, name="bench")
     app.command("daytona-smoke")(daytona_smoke)
     app.command("daytona-snapshot")(daytona_snapshot)
     return app

@@ -1,0 +1,256 @@
+"""`fleet-rlm optimize`: GEPA optimization through the API (embedded server or --url-server).
+
+Both forms work: `fleet-rlm optimize MODULE DATASET.jsonl [--auto light] [--report r.md]` (shorthand for
+`optimize run`) and the subcommands `list`, `run`, `runs`, `show`, `compare`, `promote`, `rollback`,
+`cancel`, `datasets`. A first argument that is not a subcommand name is taken as MODULE of `run`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from typer.core import TyperGroup
+
+from fleet_rlm.cli.chat import ServerOption
+from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.cli.connect import open_client
+from fleet_rlm.cli.errors import guarded
+from fleet_rlm.errors import FleetError
+
+API = "/api/v1/optimization"
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+
+class RunByDefault(TyperGroup):
+    """`optimize MODULE DATASET` means `optimize run MODULE DATASET`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+optimize_app = typer.Typer(
+    cls=RunByDefault,
+    help="GEPA optimization: `optimize MODULE DATASET.jsonl` or a subcommand.",
+    no_args_is_help=True,
+)
+
+
+@optimize_app.command("list")
+def list_modules(url_server: str | None = ServerOption) -> None:
+    """The optimizable modules with their dataset keys and metric."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            modules = client.get_json(f"{API}/modules")
+        table = Table(title="Optimizable modules")
+        for column in ("module", "kind", "required keys", "optional", "metric", "description"):
+            table.add_column(column, overflow="fold")
+        for m in modules:
+            table.add_row(
+                m["name"],
+                m["kind"],
+                ", ".join(m["required_keys"]),
+                ", ".join(m["optional_keys"]),
+                m["metric"],
+                m["description"],
+            )
+        Console().print(table)
+
+    guarded(body)
+
+
+def upload_dataset(client: FleetClient, module: str, path: Path) -> dict[str, Any]:
+    """Upload (or reuse, when the same file was uploaded before) the dataset; the name carries a content hash."""
+    if not path.is_file():
+        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the dataset path")
+    content = path.read_text(encoding="utf-8")
+    name = f"{path.stem}-{hashlib.sha256(content.encode()).hexdigest()[:8]}"
+    for existing in client.get_json(f"{API}/datasets", module=module):
+        if existing["name"] == name:
+            return dict(existing)
+    body = {"module": module, "name": name, "content": content, "filename": path.name}
+    return dict(client.request("POST", f"{API}/datasets", json=body).json())
+
+
+def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
+    """Poll the run, drawing a progress bar (metric calls) until it ends; Ctrl-C cancels the run."""
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as bar:
+        handle = bar.add_task("queued", total=None)
+        try:
+            while True:
+                run: dict[str, Any] = client.get_json(f"{API}/runs/{run_id}")
+                p = run.get("progress") or {}
+                best = p.get("best_score")
+                text = f"{p.get('phase', run['status'])} iter {p.get('iteration', 0)}"
+                text += f" best {best:.3f}" if isinstance(best, (int, float)) else ""
+                bar.update(
+                    handle, description=text, completed=p.get("metric_calls", 0), total=p.get("max_metric_calls")
+                )
+                if run["status"] in TERMINAL:
+                    return run
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            client.request("POST", f"{API}/runs/{run_id}/cancel")
+            console.print("cancel requested; waiting for the run to stop")
+            while run["status"] not in TERMINAL:
+                time.sleep(0.5)
+                run = client.get_json(f"{API}/runs/{run_id}")
+            return run
+
+
+@optimize_app.command("run")
+def run(
+    module: str = typer.Argument(..., help="The module to optimize (see `optimize list`)."),
+    dataset: Path = typer.Argument(..., help="JSONL or CSV with the module's keys."),
+    auto: str | None = typer.Option(None, "--auto", help="GEPA budget: light, medium or heavy (default light)."),
+    max_metric_calls: int | None = typer.Option(None, "--max-metric-calls", min=1, help="Budget in metric calls."),
+    report: Path | None = typer.Option(None, "--report", help="Write a Markdown report to this file."),
+    promote: bool = typer.Option(False, "--promote", help="Promote the new version when the run succeeds."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the train/validation split and GEPA."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Optimize MODULE on DATASET with GEPA; prints the baseline and optimized validation scores."""
+    if auto is not None and auto not in ("light", "medium", "heavy"):
+        raise typer.BadParameter("use light, medium or heavy", param_hint="--auto")
+
+    def body() -> None:
+        with open_client(url_server) as client:
+            uploaded = upload_dataset(client, module, dataset)
+            if auto and max_metric_calls:
+                raise typer.BadParameter("give --auto or --max-metric-calls, not both")
+            budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": auto or "light"}
+            request = {"module": module, "dataset_id": uploaded["id"], "seed": seed, **budget}
+            started = client.request("POST", f"{API}/runs", json=request).json()
+            typer.echo(f"optimization run {started['id']} ({module}, dataset {uploaded['name']})", err=True)
+            final = follow(client, started["id"])
+            results = client.get_json(f"{API}/runs/{final['id']}/results")
+            if report is not None:
+                report.write_text(results["report_markdown"], encoding="utf-8")
+                typer.echo(f"report: {report}", err=True)
+            if final["status"] == "succeeded" and promote:
+                client.request("POST", f"{API}/runs/{final['id']}/promote")
+        scores = final.get("scores") or {}
+        promoted = ", promoted" if promote and final.get("program_version") else ""
+        typer.echo(
+            f"{final['status']}: baseline {scores.get('baseline')} -> optimized {scores.get('optimized')}"
+            f" (version {final.get('program_version') or '-'}{promoted})"
+        )
+        if final["status"] != "succeeded":
+            error = final.get("error") or {}
+            raise FleetError(
+                error.get("message") or f"the run ended {final['status']}",
+                code=error.get("code", f"optimization_{final['status']}"),
+                action=error.get("action"),
+            )
+
+    guarded(body)
+
+
+@optimize_app.command("runs")
+def runs(module: str | None = typer.Option(None, "--module"), url_server: str | None = ServerOption) -> None:
+    """Your optimization runs, newest first."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            items = client.get_json(f"{API}/runs", module=module)
+        table = Table(title="Optimization runs")
+        for column in ("id", "module", "status", "baseline", "optimized", "version", "created"):
+            table.add_column(column, overflow="fold")
+        for r in items:
+            s = r.get("scores") or {}
+            table.add_row(
+                r["id"],
+                r["module"],
+                r["status"],
+                str(s.get("baseline", "-")),
+                str(s.get("optimized", "-")),
+                r.get("program_version") or "-",
+                r["created_at"][:19],
+            )
+        Console().print(table)
+
+    guarded(body)
+
+
+@optimize_app.command("show")
+def show(
+    run_id: str,
+    report: Path | None = typer.Option(None, "--report", help="Write the Markdown report here (else print it)."),
+    url_server: str | None = ServerOption,
+) -> None:
+    """A run's Markdown report (baseline vs optimized, per example, prompt changes)."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            text = client.get_json(f"{API}/runs/{run_id}/results")["report_markdown"]
+        if report is None:
+            typer.echo(text)
+        else:
+            report.write_text(text, encoding="utf-8")
+
+    guarded(body)
+
+
+@optimize_app.command("compare")
+def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
+    """Per-example optimized scores of run A and run B."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            c = client.get_json(f"{API}/runs/compare", a=a, b=b)
+        table = Table(title=f"{a} vs {b}: delta {c['delta']} ({c['better']} better, {c['worse']} worse)")
+        for column in ("example", "a", "b", "delta"):
+            table.add_column(column)
+        for e in c["examples"]:
+            table.add_row(str(e["index"]), str(e["a"]), str(e["b"]), str(e["delta"]))
+        Console().print(table)
+
+    guarded(body)
+
+
+@optimize_app.command("promote")
+def promote_run(run_id: str, url_server: str | None = ServerOption) -> None:
+    """Use the version this run produced for new turns."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            version = client.request("POST", f"{API}/runs/{run_id}/promote").json()
+        typer.echo(f"promoted {version['module']} {version['version']}")
+
+    guarded(body)
+
+
+@optimize_app.command("rollback")
+def rollback(module: str, url_server: str | None = ServerOption) -> None:
+    """Withdraw the module's promoted version; the previous one (or the built-in) is used again."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            result = client.request("POST", f"{API}/modules/{module}/rollback").json()
+        now = result["promoted"]["version"] if result["promoted"] else "the built-in program"
+        typer.echo(f"{module} now uses {now}")
+
+    guarded(body)
+
+
+@optimize_app.command("cancel")
+def cancel(run_id: str, url_server: str | None = ServerOption) -> None:
+    """Request cancellation of a running optimization."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            client.request("POST", f"{API}/runs/{run_id}/cancel")
+        typer.echo(f"cancel requested for {run_id}")
+
+    guarded(body)
