@@ -3,7 +3,7 @@
 UV ?= uv
 PYTEST_ARGS ?=
 
-.PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check
+.PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check ui-build ui-check ui-test ui-e2e
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,3 +43,21 @@ api-sync: ## Regenerate openapi.yaml from the app
 
 api-check: ## Fail when openapi.yaml drifts from the app
 	$(UV) run --frozen python scripts/gen_openapi.py --check
+
+# Web UI (src/frontend -> src/fleet_rlm/ui/dist, committed so `fleet web` needs no Node).
+UI := src/frontend
+UI_OUT := $(UI)/src/lib/api src/fleet_rlm/ui/dist
+
+ui-build: ## Regenerate API/event types and rebuild the committed web UI (needs Node + npm)
+	cd $(UI) && npm run gen && npm run build
+
+ui-check: ## Rebuild the UI from package-lock.json and fail if the committed build or types drift
+	cd $(UI) && npm ci --no-audit --no-fund && npm run gen && npm run build
+	git diff --exit-code --stat -- $(UI_OUT) || { echo "web UI build is stale: run 'make ui-build' and commit"; exit 1; }
+	test -z "$$(git status --porcelain --untracked-files=all -- $(UI_OUT))" || { git status --short -- $(UI_OUT); echo "web UI build is stale: run 'make ui-build' and commit"; exit 1; }
+
+ui-test: ## Unit and component tests of the web UI (Vitest)
+	cd $(UI) && npx vitest run
+
+ui-e2e: ## Browser tests: Playwright + system Chromium against a real `fleet web` and the fake LM
+	cd $(UI) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from fleet_rlm import __version__
+from fleet_rlm.api import spa
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
 from fleet_rlm.api.routes import (
@@ -72,4 +73,5 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)
     app.include_router(ws_events.router)
+    app.include_router(spa.router)  # last: the web UI's catch-all /app/* must never shadow an API route
     return app

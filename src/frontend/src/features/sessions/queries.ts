@@ -1,0 +1,61 @@
+// Server state of sessions (TanStack Query): list/search, one session, its turns, and active runs.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, call, download } from "../../lib/api/client";
+
+export const sessionKeys = {
+  list: (q: string) => ["sessions", "list", q] as const,
+  one: (id: string) => ["sessions", "one", id] as const,
+  turns: (id: string) => ["sessions", "turns", id] as const,
+  state: ["sessions", "state"] as const,
+};
+
+export function useSessions(q: string) {
+  return useQuery({
+    queryKey: sessionKeys.list(q),
+    queryFn: () => call(api.GET("/api/v1/sessions", { params: { query: { q: q || undefined, limit: 100 } } })),
+  });
+}
+
+export function useSession(id: string | undefined) {
+  return useQuery({
+    queryKey: sessionKeys.one(id ?? ""),
+    enabled: !!id,
+    queryFn: () => call(api.GET("/api/v1/sessions/{session_id}", { params: { path: { session_id: id! } } })),
+  });
+}
+
+export function useTurns(id: string | undefined) {
+  return useQuery({
+    queryKey: sessionKeys.turns(id ?? ""),
+    enabled: !!id,
+    queryFn: () =>
+      call(api.GET("/api/v1/sessions/{session_id}/turns", { params: { path: { session_id: id! }, query: { limit: 200 } } })),
+  });
+}
+
+export function useSessionStates() {
+  return useQuery({ queryKey: sessionKeys.state, queryFn: () => call(api.GET("/api/v1/sessions/state")) });
+}
+
+export function useSessionMutations() {
+  const client = useQueryClient();
+  const refresh = () => client.invalidateQueries({ queryKey: ["sessions"] });
+  const create = useMutation({
+    mutationFn: (title: string) => call(api.POST("/api/v1/sessions", { body: { title } })),
+    onSuccess: refresh,
+  });
+  const rename = useMutation({
+    mutationFn: ({ id, title }: { id: string; title: string }) =>
+      call(api.PATCH("/api/v1/sessions/{session_id}", { params: { path: { session_id: id } }, body: { title } })),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => call(api.DELETE("/api/v1/sessions/{session_id}", { params: { path: { session_id: id } } })),
+    onSuccess: refresh,
+  });
+  return { create, rename, remove };
+}
+
+export function exportSession(id: string): Promise<void> {
+  return download(`/api/v1/sessions/${encodeURIComponent(id)}/export`, `fleet-session-${id}.json`);
+}
