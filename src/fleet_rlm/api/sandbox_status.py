@@ -10,7 +10,7 @@ from fleet_rlm.sandbox import sandbox_status
 
 def sandbox_readiness(settings: Settings) -> dict[str, Any]:
     """The backend's status plus `usable`: false when isolation is required but missing, or Daytona unset."""
-    status = dict(sandbox_status(settings.sandbox_backend))
+    status = dict(sandbox_status(settings.sandbox_backend, settings))
     usable = True
     if settings.sandbox_backend == "local":
         if settings.sandbox_require_isolation and status.get("isolation") != "bubblewrap":

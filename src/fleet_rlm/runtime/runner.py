@@ -41,7 +41,7 @@ from fleet_rlm.runtime.programs import ProgramRegistry
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.stages import execute_turn
 from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
-from fleet_rlm.sandbox import SandboxOptions, SandboxPool
+from fleet_rlm.sandbox import SandboxPool, build_pool
 from fleet_rlm.skills import skill_instructions
 
 logger = logging.getLogger(__name__)
@@ -74,11 +74,7 @@ class TurnRuntime:
     ) -> None:
         self.settings = settings
         self._own_pool = pool is None
-        self.pool = pool or SandboxPool(
-            SandboxOptions.from_settings(settings),
-            size=settings.sandbox_pool_size,
-            idle_timeout_s=settings.sandbox_idle_timeout_s,
-        )
+        self.pool = pool or build_pool(settings)
         self.lm_provider = as_provider(lm_provider, settings)
         self.programs = programs
         self.gate = gate or TurnGate()

@@ -75,4 +75,6 @@ class TurnScope:
             return interpreter_factory(
                 "local", pool=self.pool, session_id=session_id, workspace_id=self.workspace_id, **options
             )
-        return interpreter_factory("local", settings=self.settings, workspace_id=self.workspace_id, **options)
+        return interpreter_factory(
+            self.settings.sandbox_backend, settings=self.settings, workspace_id=self.workspace_id, **options
+        )

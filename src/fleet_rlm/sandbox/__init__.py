@@ -17,6 +17,7 @@ from fleet_rlm.sandbox.launcher import IsolationUnavailable, prepare_roots, reso
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.pool import SandboxPool
 from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
+from fleet_rlm.sandbox.select import build_pool
 from fleet_rlm.sandbox.status import isolation_level
 from fleet_rlm.sandbox.status import sandbox_status as _local_status
 
@@ -31,6 +32,7 @@ __all__ = [
     "SandboxOptions",
     "SandboxPool",
     "WorkspaceRoots",
+    "build_pool",
     "ensure_roots",
     "interpreter_factory",
     "isolation_level",
