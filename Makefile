@@ -3,7 +3,7 @@
 UV ?= uv
 PYTEST_ARGS ?=
 
-.PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check ui-build ui-check ui-test ui-e2e
+.PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check ui-build ui-check ui-test ui-e2e bench bench-quick
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,3 +61,9 @@ ui-test: ## Unit and component tests of the web UI (Vitest)
 
 ui-e2e: ## Browser tests: Playwright + system Chromium against a real `fleet web` and the fake LM
 	cd $(UI) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test
+
+bench: ## Performance suite: every scenario, printed table + JSON in bench/results/ (Postgres with FLEET_TEST_POSTGRES_URL)
+	$(UV) run --frozen fleet-rlm bench perf
+
+bench-quick: ## Performance suite, small sizes (what CI runs; figures only, never asserted)
+	$(UV) run --frozen fleet-rlm bench perf --quick

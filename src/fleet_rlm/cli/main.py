@@ -13,9 +13,12 @@ from fleet_rlm.cli.db import db_app
 from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.optimize import optimize_app
+from fleet_rlm.cli.perf import perf
 from fleet_rlm.cli.run import run
 from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
+
+bench_app.command("perf")(perf)  # the performance suite joins the capability benchmarks under `bench`
 
 
 def _version(value: bool) -> None:

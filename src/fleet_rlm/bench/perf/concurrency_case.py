@@ -1,0 +1,89 @@
+"""Scenario 5, concurrency: N sessions each run a scripted 5-iteration turn at once, 100 ms LM latency.
+
+All N WebSocket clients start together against one `serve-api` process. Checked: every turn finishes, and each
+client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: delay from an event's `ts`
+(set when the runtime emits it) to the client's receipt, p50/p99 over all events; the slowest turn; the server
+process's peak RSS (its sandboxes are separate processes, reported alongside).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from fleet_rlm.bench.perf.context import SuiteContext
+from fleet_rlm.bench.perf.measure import peak_rss_mb, percentile, rss_mb, tree_rss_mb
+from fleet_rlm.bench.perf.report import Row
+from fleet_rlm.bench.perf.script import task_for
+from fleet_rlm.bench.perf.server import Harness, TurnTrace, harness, new_session, ws_turn
+
+S = "5 concurrency"
+LATENCY_S = 0.1
+
+
+async def _all(shared: Harness, sessions: list[str]) -> list[TurnTrace | BaseException]:
+    turns = [ws_turn(shared.server, sid, task_for("steps5"), timeout_s=600) for sid in sessions]
+    return await asyncio.gather(*turns, return_exceptions=True)
+
+
+def _problems(traces: list[TurnTrace | BaseException]) -> list[str]:
+    problems = []
+    for i, trace in enumerate(traces):
+        if isinstance(trace, BaseException):
+            problems.append(f"session {i}: {type(trace).__name__}: {trace}")
+            continue
+        seqs = [event["seq"] for event in trace.events]
+        if trace.terminal != "turn_finished":
+            problems.append(f"session {i}: ended with {trace.terminal}")
+        if seqs != list(range(1, len(seqs) + 1)):
+            problems.append(f"session {i}: events not exactly 1..{len(seqs)} (lost or duplicated)")
+    return problems
+
+
+def run(ctx: SuiteContext) -> list[Row]:
+    count = 5 if ctx.quick else 50
+    shared: Harness = ctx.shared("harness", lambda: harness(ctx.work_dir / "server"))
+    sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
+    shared.lm.set_latency(LATENCY_S)
+    started = time.perf_counter()
+    try:
+        traces = asyncio.run(_all(shared, sessions))
+    finally:
+        shared.lm.set_latency(0.0)
+    wall = time.perf_counter() - started
+    problems = _problems(traces)
+    ok = [t for t in traces if isinstance(t, TurnTrace)]
+    delays = [d for t in ok for d in t.delays_ms]
+    events = sum(len(t.events) for t in ok)
+    server_pid = shared.server.pid
+    sandboxes = tree_rss_mb(server_pid) - rss_mb(server_pid)
+    summary = (
+        f"{len(ok) - len([p for p in problems if 'ended' in p])}/{count} turns finished, {events} events, "
+        f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s"
+    )
+    note = summary + ("; " + "; ".join(problems[:3]) if problems else "")
+    p50 = percentile(delays, 50) if delays else None
+    p99 = percentile(delays, 99) if delays else None
+    slowest = max((t.wall_s for t in ok), default=None)
+    return [
+        Row(
+            S,
+            f"{count} sessions x 5 iterations at once: failed turns + lost/duplicated event streams",
+            "",
+            float(len(problems)),
+            {},
+            0.0,
+            note=note,
+        ),
+        Row(S, "event emit -> WebSocket receipt (p50)", "ms", p50, {}),
+        Row(S, "event emit -> WebSocket receipt (p99)", "ms", p99, {}, 50.0),
+        Row(S, "slowest turn, wall", "s", slowest, {"ideal (6 LM calls x 100 ms)": 6 * LATENCY_S}),
+        Row(
+            S,
+            "server process peak RSS",
+            "MiB",
+            peak_rss_mb(server_pid),
+            {},
+            note=f"its live sandbox processes hold {sandboxes:.0f} MiB more (RSS after the run)",
+        ),
+    ]
