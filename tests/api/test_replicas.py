@@ -66,7 +66,7 @@ def _start(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]
 
 
 def _wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()
         try:

@@ -129,7 +129,7 @@ def test_fleet_web_serves_health_and_ready(data_dir: Path, database_url: str) ->
     )
     try:
         ready = None
-        while time.monotonic() - started < 90:
+        while time.monotonic() - started < 240:
             try:
                 ready = httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1)
                 break

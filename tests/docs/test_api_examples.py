@@ -47,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + 240
             while True:
                 assert process.poll() is None, (data / "server.log").read_text()
                 try:

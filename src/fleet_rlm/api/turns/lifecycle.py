@@ -46,7 +46,10 @@ def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) ->
 
 @asynccontextmanager
 async def turn_machinery(app: FastAPI, settings: Settings, database: Database) -> AsyncIterator[TurnService]:
-    threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
+    # Warm after startup completes, so the imports do not compete with it for the GIL.
+    asyncio.get_running_loop().call_later(
+        1.0, lambda: threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
+    )
     bus = make_bus(settings)
     await bus.start()
     programs = await make_programs(database)  # promoted optimized programs, used by new turns
