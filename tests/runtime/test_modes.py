@@ -70,5 +70,5 @@ def test_missing_model_fails_cleanly(settings: Settings, lm: FakeLMServer) -> No
 def test_provider_error_fails_cleanly(runtime: TurnRuntime, settings: Settings, lm: FakeLMServer) -> None:
     lm.push({"status": 500, "error": "boom"})
     result, sink = run(runtime, make_request(settings, "hi", mode="direct"))
-    assert result.status == "failed" and result.error and result.error["code"] == "lm_provider_error"
+    assert result.status == "failed" and result.error and result.error["code"] == "lm_server_error"
     assert_lifecycle(sink, "turn_failed")

@@ -7,6 +7,7 @@ LM calls (and would feed a cancel back to the model as an observation); a BaseEx
 from __future__ import annotations
 
 from fleet_rlm.errors import Conflict, FleetError
+from fleet_rlm.llm import classify as classify_lm_failure
 
 
 class TurnAlreadyRunning(Conflict):
@@ -66,13 +67,13 @@ def classify(exc: BaseException) -> FleetError:
             action="retry the turn; if it keeps failing check the sandbox status on the health page",
             status=503,
         )
-    if module.startswith(("litellm", "openai", "httpx")) or "LM" in name or "APIError" in name:
-        return FleetError(
-            f"the language model provider failed: {name}: {text}",
-            code="lm_provider_error",
-            action="check the model name, API key and base URL of the LLM profile, then retry",
-            status=502,
-        )
+    if module.startswith(("litellm", "openai", "httpx", "dspy")) or "LM" in name or "APIError" in name:
+        # the same stable codes (lm_rate_limited, lm_timeout, ...) the profile test button reports
+        failure = classify_lm_failure(exc)
+        if failure.code == "lm_error":
+            failure.code = "lm_provider_error"
+        failure.status = 502
+        return failure
     return FleetError(
         f"internal error: {name}: {text}", code="internal_error", action="retry; report it if it persists"
     )
