@@ -2,8 +2,9 @@
 
 Ours is `SandboxInterpreter` (bubblewrap when available) with a `SandboxPool` for leases; the baselines are
 dspy's LocalInterpreter and Deno/Pyodide PythonInterpreter, driven through the same `CodeInterpreter` calls.
-llm_query is the same host function for everyone: one Chat Completions POST to a zero-latency fake LM over a
-keep-alive HTTP client (not `dspy.LM`, whose ~10 ms of LiteLLM overhead would hide the sandbox's cost).
+llm_query is the same host function for everyone: one Chat Completions POST over a keep-alive HTTP client to a
+zero-latency fake LM in its own process (not `dspy.LM`, whose ~10 ms of LiteLLM overhead would hide the sandbox's
+cost; not in this process, where its event loop would compete for the GIL with the calls being measured).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fleet_rlm.bench.perf.baselines import DENO, LOCAL, deno_interpreter, deno_u
 from fleet_rlm.bench.perf.context import SuiteContext
 from fleet_rlm.bench.perf.measure import median, ms, paired_delta, percentile, timed
 from fleet_rlm.bench.perf.report import Row
-from fleet_rlm.bench.perf.script import perf_lm_server
+from fleet_rlm.bench.perf.server import fake_lm_process
 from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, SandboxPool
 
 S = "1 sandbox"
@@ -47,11 +48,16 @@ def _figures(make: Callable[[dict[str, Any]], Any], tools: dict[str, Any], repea
         noop = timed(lambda: interp.execute("pass"), repeats)
         echo = paired_delta(lambda: interp.execute("echo(1)"), lambda: interp.execute("pass"), repeats)
         llm = paired_delta(lambda: interp.execute("llm_query('hello')"), lambda: interp.execute("pass"), repeats // 2)
+        over = paired_delta(
+            lambda: interp.execute("llm_query('hello')"),
+            lambda: (interp.execute("pass"), tools["llm_query"]("hello")),
+            repeats // 2,
+        )
         fan = timed(lambda: interp.execute(FAN_OUT), 3 if repeats >= 100 else 1, warmup=1)
     finally:
         interp.shutdown()
     out["noop_p50"], out["noop_p90"] = ms(median(noop)), ms(percentile(noop, 90))
-    out["tool_rt"], out["llm_rt"] = ms(median(echo)), ms(median(llm))
+    out["tool_rt"], out["llm_rt"], out["llm_over"] = ms(median(echo)), ms(median(llm)), ms(median(over))
     out["fan50"] = ms(median(fan))
     return out
 
@@ -78,7 +84,7 @@ def _lease_ms(options: SandboxOptions, repeats: int) -> float:
 def run(ctx: SuiteContext) -> list[Row]:
     repeats = 60 if ctx.quick else 300
     options = SandboxOptions(data_dir=ctx.work_dir / "sandbox", cell_timeout_s=60.0)
-    with perf_lm_server() as lm, httpx.Client(base_url=lm.base_url, timeout=30) as http:
+    with fake_lm_process(0.0) as lm, httpx.Client(base_url=lm.base_url, timeout=30) as http:
 
         def llm_query(prompt: str) -> str:
             body = {"model": "fake", "messages": [{"role": "user", "content": prompt}]}
@@ -111,7 +117,8 @@ def run(ctx: SuiteContext) -> list[Row]:
         row("no-op execute (median)", "noop_p50", 1.0),
         row("no-op execute (p90)", "noop_p90"),
         row("host tool round trip (zero-work tool, over no-op)", "tool_rt", 2.0),
-        row("llm_query round trip, zero-latency fake LM (over no-op)", "llm_rt", 2.0),
+        row("llm_query round trip, zero-latency fake LM (over no-op)", "llm_rt"),
+        row("llm_query round trip minus the same call made on the host", "llm_over", 2.0),
         Row(S, "the same llm_query called directly on the host (reference)", "ms", direct, {}),
         row("50 concurrent llm_query from guest threads (wall)", "fan50"),
     ]
