@@ -1,4 +1,4 @@
-import { expect, test } from "./fixtures";
+import { expect, state, test } from "./fixtures";
 
 test("volumes: browse the workspace and open memory/MEMORIES.md", async ({ page, shot }) => {
   await page.goto("/app/volumes");
@@ -21,7 +21,8 @@ test("settings: health shows the database, isolation and model", async ({ page, 
 test("optimization: shows what the server offers, or says it is unavailable", async ({ page, shot }) => {
   await page.goto("/app/optimization");
   await expect(page.getByRole("heading", { name: "Optimization" })).toBeVisible();
-  await expect(page.getByTestId("unavailable").or(page.getByLabel("Optimization status"))).toBeVisible();
+  await expect(page.getByLabel("Optimization status")).toBeVisible();
+  await expect(page.getByText(/is not available on this server yet/).first()).toBeVisible();
   await shot("optimization");
 });
 
@@ -33,4 +34,21 @@ test("deep links load the app; the dark theme applies", async ({ page, shot }) =
   await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
   await page.setViewportSize({ width: 420, height: 800 });
   await shot("workspace-dark-narrow");
+});
+
+test("settings: create an LLM profile for the fake LM and test it", async ({ page, shot }) => {
+  await page.goto("/app/settings");
+  const form = page.getByRole("form", { name: "New LLM profile" });
+  await form.getByLabel("Profile name").fill("fake-e2e");
+  await form.getByLabel("Model (provider/model)").fill("openai/fake-model");
+  await form.getByLabel("API base URL (optional)").fill(state().lmUrl);
+  await form.getByLabel("API key (optional)").fill("fake");
+  await form.getByRole("button", { name: "Add profile" }).click();
+  const table = page.getByRole("table", { name: "LLM profiles" });
+  await expect(table).toContainText("fake-e2e");
+  await table.getByRole("button", { name: "Test fake-e2e" }).click();
+  await expect(page.getByTestId("profile-test")).toContainText("ok");
+  await page.getByRole("button", { name: "Test model" }).click();
+  await expect(page.getByTestId("lm-test")).toContainText("ok");
+  await shot("settings-profiles");
 });

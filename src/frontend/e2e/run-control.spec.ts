@@ -14,7 +14,7 @@ test("Cancel stops a running turn", async ({ page, shot }) => {
   await newSessionWithTask(page, "Count slowly to a thousand", "rlm");
   const run = page.getByTestId("run-panel").last();
   await run.getByRole("button", { name: "Cancel run" }).click();
-  await expect(run).toHaveAttribute("data-phase", "cancelled");
+  await expect(run).toHaveAttribute("data-phase", "cancelled", { timeout: 45_000 });
   await expect(run.getByTestId("run-phase")).toHaveText("cancelled");
   await shot("workspace-cancelled");
 });
@@ -30,7 +30,7 @@ test("reloading mid-run resumes the stream without lost or doubled steps", async
   await expect(run.getByText(/^Steps \([1-9]/)).toBeVisible();
   await page.reload();
   const resumed = page.getByTestId("run-panel").last();
-  await expect(resumed).toHaveAttribute("data-phase", "succeeded");
+  await expect(resumed).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
   expect(runId).not.toBe("");
   const total = await lastSeqOf(runId);
   await expect(resumed.getByText(`Steps (${total} events)`)).toBeVisible();

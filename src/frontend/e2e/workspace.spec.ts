@@ -6,9 +6,9 @@ const answerText = ANSWER.replace(/\*\*/g, "");
 test("a turn streams its steps to the final Markdown answer, with usage and feedback", async ({ page, shot }) => {
   await newSessionWithTask(page, "What is six times seven?", "rlm");
   const run = page.getByTestId("run-panel").last();
-  await expect(run.getByTestId("answer")).toContainText(answerText);
+  await expect(run.getByTestId("answer")).toContainText(answerText, { timeout: 45_000 });
   await expect(run.getByTestId("answer").locator("strong")).toHaveText("42");
-  await expect(run).toHaveAttribute("data-phase", "succeeded");
+  await expect(run).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
   await expect(run.getByTestId("lm-calls")).not.toHaveText("0");
   await run.getByText(/^Steps/).click();
   await expect(run.locator(".step-label", { hasText: "Code" }).first()).toBeVisible();

@@ -1,5 +1,5 @@
 // Workspace: sessions on the left; the conversation, the live run and the composer on the right.
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useLocation, useNavigate, useParams } from "react-router";
 import { Empty, ErrorView, Loading } from "../components/States";
@@ -9,6 +9,7 @@ import { TurnView, UserMessage } from "../features/run/TurnView";
 import { useTurnStarter } from "../features/run/useTurnStarter";
 import { exportSession, useSession, useSessionStates, useTurns } from "../features/sessions/queries";
 import { SessionSidebar } from "../features/sessions/SessionSidebar";
+import { api, call } from "../lib/api/client";
 import { useRun } from "../lib/events/useRun";
 
 export function WorkspacePage() {
@@ -36,6 +37,11 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   const currentRunId = started?.runId ?? active ?? session.data?.last_run_id ?? null;
   const refresh = () => void client.invalidateQueries({ queryKey: ["sessions"] });
   const view = useRun(currentRunId, refresh);
+  const run = useQuery({
+    queryKey: ["runs", currentRunId],
+    enabled: !!currentRunId,
+    queryFn: () => call(api.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: currentRunId! } } })),
+  });
   const bottom = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -53,7 +59,8 @@ function Conversation({ sessionId }: { sessionId?: string }) {
 
   if (sessionId && session.error) return <ErrorView error={session.error} retry={() => void session.refetch()} />;
   const items = turns.data?.items ?? [];
-  const currentTurn = items.find((t) => (t.run_id && t.run_id === currentRunId) || (!!view.timeline.turnId && t.id === view.timeline.turnId));
+  const turnId = view.timeline.turnId ?? run.data?.turn_id;
+  const currentTurn = items.find((t) => (t.run_id && t.run_id === currentRunId) || (!!turnId && t.id === turnId));
   const history = items.filter((t) => t !== currentTurn);
   const busy = view.timeline.phase === "running";
 

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { ErrorView, Loading } from "../../components/States";
 import { api, call, type Schemas } from "../../lib/api/client";
+import { RuntimeStatusTable } from "./RuntimeStatusTable";
 
 async function readiness(): Promise<Schemas["Readiness"]> {
   const result = await api.GET("/ready");
@@ -29,13 +30,13 @@ export function Health() {
             <tr><th scope="row">Version</th><td>{info.data.version}</td></tr>
             <tr><th scope="row">Database</th><td>{info.data.database}</td></tr>
             <tr><th scope="row">Sandbox backend</th><td>{info.data.sandbox_backend}</td></tr>
-            <tr><th scope="row">Isolation</th><td data-testid="isolation"><span className={`badge ${info.data.isolation === "full" ? "ok" : "warn"}`}>{info.data.isolation}</span></td></tr>
             <tr><th scope="row">Auth</th><td>{info.data.auth_mode}</td></tr>
             <tr><th scope="row">Model</th><td>{info.data.model.configured ? `${info.data.model.root ?? "?"} (delegate ${info.data.model.delegate ?? "same"})` : "not configured"}</td></tr>
             <tr><th scope="row">Default mode</th><td>{info.data.default_mode}</td></tr>
           </tbody>
         </table>
       )}
+      <RuntimeStatusTable />
       {ready.data && (
         <table aria-label="Readiness checks">
           <thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead>

@@ -11,11 +11,11 @@ export function VolumeTree({ entries, selected, onOpen }: { entries: Entry[]; se
         <li key={e.path} style={{ paddingLeft: e.depth * 14 }}>
           {e.type === "file" ? (
             <button aria-current={selected === e.path} onClick={() => onOpen(e.path)} title={`${e.path} (${e.size} bytes)`}>
-              📄 {e.name}
+              {e.name}
             </button>
           ) : (
             <span className="muted" style={{ display: "block", padding: "2px 4px" }}>
-              {e.type === "dir" ? "📁" : "🔗"} {e.name}{e.type === "dir" ? "/" : ""}
+              {e.name}{e.type === "dir" ? "/" : e.type === "symlink" ? " →" : ""}
             </span>
           )}
         </li>

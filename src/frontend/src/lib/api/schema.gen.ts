@@ -797,6 +797,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/optimization/modules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Optimization Modules */
+        get: operations["listOptimizationModules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Datasets */
+        get: operations["listOptimizationDatasets"];
+        put?: never;
+        /** Create Dataset */
+        post: operations["createOptimizationDataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/datasets/from-feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create Dataset From Feedback */
+        post: operations["createOptimizationDatasetFromFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/datasets/{dataset_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Dataset */
+        get: operations["getOptimizationDataset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Runs */
+        get: operations["listOptimizationRuns"];
+        put?: never;
+        /** Create Run */
+        post: operations["createOptimizationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare */
+        get: operations["compareOptimizationRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Run */
+        get: operations["getOptimizationRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/{run_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Results */
+        get: operations["getOptimizationRunResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/{run_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Run
+         * @description SSE: a `progress` frame whenever the run's progress changes, then a `finished` frame with the run.
+         */
+        get: operations["streamOptimizationRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel Run */
+        post: operations["cancelOptimizationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/runs/{run_id}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Promote Run */
+        post: operations["promoteOptimizationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/modules/{module}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rollback Module
+         * @description Withdraw the module's promoted version; the one promoted before it (or the built-in) is used again.
+         */
+        post: operations["rollbackOptimizationModule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/optimization/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Versions */
+        get: operations["listProgramVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -932,6 +1161,32 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** CompareOut */
+        CompareOut: {
+            /** A */
+            a: {
+                [key: string]: unknown;
+            };
+            /** B */
+            b: {
+                [key: string]: unknown;
+            };
+            /** Same Module */
+            same_module: boolean;
+            /**
+             * Delta
+             * @description b's optimized validation score minus a's.
+             */
+            delta: number | null;
+            /** Examples */
+            examples: {
+                [key: string]: unknown;
+            }[];
+            /** Better */
+            better: number;
+            /** Worse */
+            worse: number;
+        };
         /** DatabaseStatus */
         DatabaseStatus: {
             /**
@@ -955,6 +1210,92 @@ export interface components {
             at_head: boolean;
             /** Error */
             error: string | null;
+        };
+        /** DatasetCreate */
+        DatasetCreate: {
+            /** Module */
+            module: string;
+            /** Name */
+            name: string;
+            /**
+             * Content
+             * @description The file's text: JSONL (one object per line) or CSV with a header row.
+             */
+            content: string;
+            /**
+             * Filename
+             * @description Its extension (.jsonl or .csv) picks the format.
+             * @default data.jsonl
+             */
+            filename: string;
+        };
+        /** DatasetDetail */
+        DatasetDetail: {
+            /** Id */
+            id: string;
+            /** Module */
+            module: string;
+            /** Name */
+            name: string;
+            /** Row Count */
+            row_count: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Rows
+             * @description The first rows (see `limit`).
+             */
+            rows: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Skipped
+             * @description Feedback rows left out, by reason.
+             */
+            skipped?: {
+                [key: string]: number;
+            };
+        };
+        /** DatasetFromFeedback */
+        DatasetFromFeedback: {
+            /** Module */
+            module: string;
+            /** Name */
+            name: string;
+            /**
+             * Session Ids
+             * @description Only these sessions (default: all).
+             */
+            session_ids?: string[] | null;
+        };
+        /** DatasetOut */
+        DatasetOut: {
+            /** Id */
+            id: string;
+            /** Module */
+            module: string;
+            /** Name */
+            name: string;
+            /** Row Count */
+            row_count: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /** DaytonaStatus */
         DaytonaStatus: {
@@ -1234,6 +1575,35 @@ export interface components {
              */
             models: string[];
         };
+        /** ModuleOut */
+        ModuleOut: {
+            /** Name */
+            name: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "program" | "task" | "skill";
+            /** Description */
+            description: string;
+            /** Signature */
+            signature: string;
+            /** Required Keys */
+            required_keys: string[];
+            /** Optional Keys */
+            optional_keys: string[];
+            /** Metric */
+            metric: string;
+            /** Metric Description */
+            metric_description: string;
+            /**
+             * Targets
+             * @description Optimized predictor -> the runtime program it replaces.
+             */
+            targets: {
+                [key: string]: string;
+            };
+        };
         /** OptimizationStatus */
         OptimizationStatus: {
             /**
@@ -1248,9 +1618,9 @@ export interface components {
             program_modules: string[];
             /**
              * Registered Modules
-             * @description Modules in an optimization registry; null: none exists.
+             * @description Modules the optimizer can optimize (programs, tasks, skills).
              */
-            registered_modules: number | null;
+            registered_modules: number;
             /**
              * Program Versions
              * @description Saved program versions.
@@ -1485,6 +1855,13 @@ export interface components {
             router?: components["schemas"]["BindingIn"] | null;
             reflection?: components["schemas"]["BindingIn"] | null;
         };
+        /** RollbackOut */
+        RollbackOut: {
+            /** Module */
+            module: string;
+            /** @description The version now in use; null means the built-in program. */
+            promoted: components["schemas"]["VersionOut"] | null;
+        };
         /** RootModelStatus */
         RootModelStatus: {
             /** Configured */
@@ -1501,58 +1878,61 @@ export interface components {
             /** Problem */
             problem: string | null;
         };
-        /** RunOut */
-        RunOut: {
-            /** Id */
-            id: string;
-            /** Session Id */
-            session_id: string;
-            /** Turn Id */
-            turn_id: string | null;
+        /** RunCreate */
+        RunCreate: {
+            /** Module */
+            module: string;
+            /** Dataset Id */
+            dataset_id: string;
             /**
-             * Status
-             * @description queued, running, succeeded, failed, cancelled or interrupted.
+             * Auto
+             * @description GEPA's auto budget.
              */
-            status: string;
-            /** Execution Mode */
-            execution_mode: string;
-            /** Program Version */
-            program_version: string | null;
-            /** Budgets */
-            budgets: {
+            auto?: ("light" | "medium" | "heavy") | null;
+            /**
+             * Max Metric Calls
+             * @description Instead of auto: a metric-call budget.
+             */
+            max_metric_calls?: number | null;
+            /**
+             * Val Fraction
+             * @default 0.3
+             */
+            val_fraction: number;
+            /**
+             * Seed
+             * @default 0
+             */
+            seed: number;
+            /**
+             * Threads
+             * @default 1
+             */
+            threads: number;
+            /**
+             * Reflection Minibatch Size
+             * @default 3
+             */
+            reflection_minibatch_size: number;
+        };
+        /** RunResults */
+        RunResults: {
+            /** Run Id */
+            run_id: string;
+            /** Examples */
+            examples: {
                 [key: string]: unknown;
+            }[];
+            /** Instructions Before */
+            instructions_before: {
+                [key: string]: string;
             };
-            /** Usage */
-            usage: {
-                [key: string]: unknown;
+            /** Instructions After */
+            instructions_after: {
+                [key: string]: string;
             };
-            /** Error */
-            error: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Last Seq
-             * @description Seq of the run's latest event (0 when it has none).
-             */
-            last_seq: number;
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /**
-             * Updated At
-             * Format: date-time
-             */
-            updated_at: string;
-            /** Started At */
-            started_at: string | null;
-            /** Finished At */
-            finished_at: string | null;
-            /** Heartbeat At */
-            heartbeat_at: string | null;
-            /** Cancel Requested At */
-            cancel_requested_at: string | null;
+            /** Report Markdown */
+            report_markdown: string;
         };
         /**
          * RuntimeOverrides
@@ -1740,7 +2120,7 @@ export interface components {
             /** Turns */
             turns: components["schemas"]["TurnOut"][];
             /** Runs */
-            runs: components["schemas"]["RunOut"][];
+            runs: components["schemas"]["fleet_rlm__api__schemas__runs__RunOut"][];
             /** Events */
             events: components["schemas"]["EventOut"][];
             /** Artifacts */
@@ -2041,6 +2421,28 @@ export interface components {
             /** Context */
             ctx?: Record<string, never>;
         };
+        /** VersionOut */
+        VersionOut: {
+            /** Id */
+            id: string;
+            /** Module */
+            module: string;
+            /** Version */
+            version: string;
+            /** Promoted */
+            promoted: boolean;
+            /** Promoted At */
+            promoted_at: string | null;
+            /** Manifest */
+            manifest: {
+                [key: string]: unknown;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
         /** VolumeEntry */
         VolumeEntry: {
             /**
@@ -2123,6 +2525,111 @@ export interface components {
              * @description Seconds until the ticket expires (at most 60).
              */
             expires_in: number;
+        };
+        /** RunOut */
+        fleet_rlm__api__schemas__optimization__RunOut: {
+            /** Id */
+            id: string;
+            /** Module */
+            module: string;
+            /** Dataset Id */
+            dataset_id: string | null;
+            /**
+             * Status
+             * @description queued, running, succeeded, failed, cancelled or interrupted.
+             */
+            status: string;
+            /** Config */
+            config: {
+                [key: string]: unknown;
+            };
+            /**
+             * Progress
+             * @description phase, iteration, metric_calls, max_metric_calls, best_score, baseline_score, evaluated, total.
+             */
+            progress: {
+                [key: string]: unknown;
+            };
+            /**
+             * Scores
+             * @description baseline and optimized validation scores, metric_calls, iterations.
+             */
+            scores: {
+                [key: string]: unknown;
+            };
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Program Version */
+            program_version: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Cancel Requested At */
+            cancel_requested_at: string | null;
+        };
+        /** RunOut */
+        fleet_rlm__api__schemas__runs__RunOut: {
+            /** Id */
+            id: string;
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string | null;
+            /**
+             * Status
+             * @description queued, running, succeeded, failed, cancelled or interrupted.
+             */
+            status: string;
+            /** Execution Mode */
+            execution_mode: string;
+            /** Program Version */
+            program_version: string | null;
+            /** Budgets */
+            budgets: {
+                [key: string]: unknown;
+            };
+            /** Usage */
+            usage: {
+                [key: string]: unknown;
+            };
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Last Seq
+             * @description Seq of the run's latest event (0 when it has none).
+             */
+            last_seq: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Started At */
+            started_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Heartbeat At */
+            heartbeat_at: string | null;
+            /** Cancel Requested At */
+            cancel_requested_at: string | null;
         };
     };
     responses: never;
@@ -2589,7 +3096,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RunOut"];
+                    "application/json": components["schemas"]["fleet_rlm__api__schemas__runs__RunOut"];
                 };
             };
             /** @description No such run for this user. */
@@ -3781,6 +4288,536 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OptimizationStatus"];
+                };
+            };
+        };
+    };
+    listOptimizationModules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModuleOut"][];
+                };
+            };
+        };
+    };
+    listOptimizationDatasets: {
+        parameters: {
+            query?: {
+                module?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    createOptimizationDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetOut"];
+                };
+            };
+            /** @description Name taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid rows (details.errors). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    createOptimizationDatasetFromFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetFromFeedback"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetDetail"];
+                };
+            };
+            /** @description Name taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No usable feedback. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getOptimizationDataset: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                dataset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetDetail"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    listOptimizationRuns: {
+        parameters: {
+            query?: {
+                module?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    createOptimizationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    compareOptimizationRuns: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompareOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getOptimizationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getOptimizationRunResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunResults"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    streamOptimizationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description progress frames, then the final run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    cancelOptimizationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    promoteOptimizationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run saved no version. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    rollbackOptimizationModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                module: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollbackOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    listProgramVersions: {
+        parameters: {
+            query?: {
+                module?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
