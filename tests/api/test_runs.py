@@ -44,7 +44,8 @@ def test_get_run_and_replay_events_in_pages(settings: Settings) -> None:
         tail = client.get(f"/api/v1/runs/{run_id}/events", params={"after": 5}).json()
         assert tail == {"items": [], "next_after": None, "last_seq": 5}
         first = client.get(f"/api/v1/runs/{run_id}/events").json()["items"][0]
-        assert first["type"] == "status" and first["payload"] == {"text": "step 0"} and first["run_id"] == run_id
+        assert first["type"] == "status" and first["text"] == "step 0" and first["run_id"] == run_id
+        assert first["session_id"] == sid and first["seq"] == 1  # the same flat JSON a live client receives
 
         body = assert_error(client.get(f"/api/v1/runs/{run_id}/events", params={"limit": 1001}), 422, "invalid_input")
         assert "limit" in body["message"]
