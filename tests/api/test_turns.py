@@ -82,6 +82,8 @@ def test_direct_turn_streams_to_the_end_and_commits(client: TestClient) -> None:
     assert run["status"] == "succeeded"
     turns = client.get(f"/api/v1/sessions/{session_id}/turns").json()
     assert turns["items"][-1]["answer"] == "forty-two"
+    assert turns["items"][-1]["run_id"] == run_id
+    assert events[0]["turn_id"] == turns["items"][-1]["id"]
     stored = client.get(f"/api/v1/runs/{run_id}/events").json()
     assert [event["seq"] for event in stored["items"]] == [event["seq"] for event in events]
     assert stored["items"] == events

@@ -77,6 +77,7 @@ class TurnRequest:
     history: tuple[HistoryTurn, ...] = ()
     session_summary: str = ""
     program_versions: dict[str, str] = field(default_factory=dict)
+    turn_id: str | None = None
     lm_provider: Callable[[str], Any] | None = None
     """role -> dspy.BaseLM for this turn only (the caller's own profiles); None uses the runtime's provider."""
 

@@ -116,7 +116,10 @@ class _Turn:
     def run(self) -> TurnResult:
         request, settings = self.request, self.runtime.settings
         self.emitter.emit(
-            TurnStarted, requested_mode=request.options.execution_mode, input_preview=preview(request.task, 500)
+            TurnStarted,
+            turn_id=request.turn_id,
+            requested_mode=request.options.execution_mode,
+            input_preview=preview(request.task, 500),
         )
         control = TurnControl(resolve_limits(request, settings), self.cancel, usage=self._usage_probe)
         result = TurnResult(status="succeeded", execution_mode=request.options.execution_mode)

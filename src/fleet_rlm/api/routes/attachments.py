@@ -50,7 +50,7 @@ _BODY_DOC: dict[str, Any] = {
                     },
                 }
             },
-            "application/json": {"schema": {"$ref": "#/components/schemas/AttachmentCreate"}},
+            "application/json": {"schema": AttachmentCreate.model_json_schema()},
         },
     }
 }

@@ -95,6 +95,7 @@ class TurnService:
                 )
             turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content)
             run.turn_id = turn.id
+            await turns_repo.update_turn(session, turn_id=turn.id, run_id=run.id)
             await sessions_repo.update_session(
                 session, user_id=caller.user_id, session_id=session_id, last_run_id=run.id
             )

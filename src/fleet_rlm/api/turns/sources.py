@@ -78,6 +78,7 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
     )
     return TurnRequest(
         run_id=run.id,
+        turn_id=run.turn_id,
         session_id=run.session_id,
         user_id=caller.user_id,
         workspace_id=caller.workspace_id,

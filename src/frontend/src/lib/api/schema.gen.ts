@@ -3213,7 +3213,16 @@ export interface operations {
                     session_id?: string;
                     name?: string;
                 };
-                "application/json": unknown;
+                "application/json": {
+                    /** Url */
+                    url?: string | null;
+                    /** Text */
+                    text?: string | null;
+                    /** Name */
+                    name?: string | null;
+                    /** Session Id */
+                    session_id?: string | null;
+                };
             };
         };
         responses: {
