@@ -73,7 +73,8 @@ def fake_lm_process(latency_s: float = 0.0) -> Iterator[FakeLMProcess]:
         lm.stop()
 
 
-def _command() -> list[str]:
+def server_command() -> list[str]:
+    """argv of `fleet-rlm serve-api` (the console script beside this Python, else the entry point)."""
     script = Path(sys.executable).with_name("fleet-rlm")
     if script.exists():
         return [str(script), "serve-api"]
@@ -119,7 +120,7 @@ def api_server(data_dir: Path, lm_base_url: str, **settings: Any) -> Iterator[Ap
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "server.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(_command(), env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(server_command(), env=env, stdout=log, stderr=subprocess.STDOUT)
     server = ApiServer(f"http://127.0.0.1:{port}", process, log_path)
     try:
         _wait_healthy(server)
