@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 async def execute_run(service: TurnService, caller: Caller, run: Run, data: TurnInput, token: CancelToken) -> None:
     from fleet_rlm.api.turns.recorder import RunRecorder
 
-    recorder = RunRecorder(service.database, service.bus, run_id=run.id, session_id=run.session_id)
+    recorder = RunRecorder(service.database, service.bus, run_id=run.id, session_id=run.session_id, user_id=run.user_id)
     recorder.start()
     beat = asyncio.get_running_loop().create_task(_heartbeat(service, run.id, token))
     result: TurnResult

@@ -14,8 +14,9 @@ from typing import Any
 
 from fleet_rlm.api.live.bus import LocalBus
 from fleet_rlm.api.live.codec import to_new_event
-from fleet_rlm.events import TERMINAL_TYPES, EventBase, event_to_json, with_seq
+from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, event_to_json, with_seq
 from fleet_rlm.store import Database
+from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import append_events
 
 log = logging.getLogger(__name__)
@@ -26,8 +27,11 @@ MAX_BATCH = 256
 class RunRecorder:
     """`emit` is the runtime's EventSink; `run()` is the consumer task; `close()` flushes and stops it."""
 
-    def __init__(self, database: Database, bus: LocalBus, *, run_id: str, session_id: str) -> None:
+    def __init__(
+        self, database: Database, bus: LocalBus, *, run_id: str, session_id: str, user_id: str | None = None
+    ) -> None:
         self.database = database
+        self.user_id = user_id
         self.bus = bus
         self.run_id = run_id
         self.session_id = session_id
@@ -91,6 +95,7 @@ class RunRecorder:
     async def _write(self, batch: list[EventBase]) -> None:
         try:
             async with self.database.transaction() as session:
+                batch = [await self._register(session, event) for event in batch]
                 rows = await append_events(session, run_id=self.run_id, events=[to_new_event(e) for e in batch])
         except Exception as exc:  # the database is down: keep the run going, report once
             if self.failed is None:
@@ -102,3 +107,20 @@ class RunRecorder:
             published.append(event_to_json(with_seq(event, row.seq)))
         self.last_seq = rows[-1].seq
         await self.bus.publish(self.run_id, self.session_id, published)
+
+    async def _register(self, session: Any, event: EventBase) -> EventBase:
+        """An artifact_created event also records the artifact (same transaction), so the artifacts API lists it."""
+        if not isinstance(event, ArtifactCreated) or event.artifact_id is not None or self.user_id is None:
+            return event
+        row = await create_artifact(
+            session,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            run_id=self.run_id,
+            name=event.name,
+            path=event.path,
+            size=event.size_bytes,
+            sha256=event.sha256,
+            media_type=event.media_type,
+        )
+        return event.model_copy(update={"artifact_id": row.id})
