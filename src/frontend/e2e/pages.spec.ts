@@ -18,11 +18,12 @@ test("settings: health shows the database, isolation and model", async ({ page, 
   await shot("settings");
 });
 
-test("optimization: shows what the server offers, or says it is unavailable", async ({ page, shot }) => {
+test("optimization: lists modules with their keys and the empty states", async ({ page, shot }) => {
   await page.goto("/app/optimization");
-  await expect(page.getByRole("heading", { name: "Optimization" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Optimization", level: 1 })).toBeVisible();
   await expect(page.getByLabel("Optimization status")).toBeVisible();
-  await expect(page.getByText(/is not available on this server yet/).first()).toBeVisible();
+  await expect(page.getByTestId("required-direct")).toHaveText("taskanswer");
+  await expect(page.getByTestId("unavailable")).toHaveCount(0);
   await shot("optimization");
 });
 

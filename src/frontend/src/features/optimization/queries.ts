@@ -1,0 +1,115 @@
+// Optimization server state: modules, datasets, runs (polled every second while active), results, compare,
+// versions, and the mutations (upload, start, cancel, promote, rollback) that refresh them.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, call, type Schemas } from "../../lib/api/client";
+
+export type OptRun = Schemas["fleet_rlm__api__schemas__optimization__RunOut"];
+export type Module = Schemas["ModuleOut"];
+export type Dataset = Schemas["DatasetOut"];
+export type Compare = Schemas["CompareOut"];
+export type Version = Schemas["VersionOut"];
+export type RunResults = Schemas["RunResults"];
+
+export const ACTIVE = ["queued", "running"];
+export const isActive = (run: OptRun | undefined) => !!run && ACTIVE.includes(run.status);
+const KEY = ["optimization"] as const;
+
+export function useModules() {
+  return useQuery({ queryKey: [...KEY, "modules"], queryFn: () => call(api.GET("/api/v1/optimization/modules")) });
+}
+
+export function useDatasets() {
+  return useQuery({ queryKey: [...KEY, "datasets"], queryFn: () => call(api.GET("/api/v1/optimization/datasets")) });
+}
+
+export function useDataset(id: string | null) {
+  return useQuery({
+    queryKey: [...KEY, "dataset", id],
+    enabled: !!id,
+    queryFn: () => call(api.GET("/api/v1/optimization/datasets/{dataset_id}", { params: { path: { dataset_id: id! }, query: { limit: 20 } } })),
+  });
+}
+
+export function useRuns() {
+  return useQuery({
+    queryKey: [...KEY, "runs"],
+    queryFn: () => call(api.GET("/api/v1/optimization/runs", { params: { query: { limit: 100 } } })),
+    refetchInterval: (q) => (q.state.data?.some((r) => ACTIVE.includes(r.status)) ? 2000 : false),
+  });
+}
+
+/** One run; polled every second while queued or running, so progress is live. */
+export function useRun(id: string | null) {
+  const client = useQueryClient();
+  return useQuery({
+    queryKey: [...KEY, "run", id],
+    enabled: !!id,
+    queryFn: async () => {
+      const run = await call(api.GET("/api/v1/optimization/runs/{run_id}", { params: { path: { run_id: id! } } }));
+      if (!ACTIVE.includes(run.status)) void client.invalidateQueries({ queryKey: [...KEY, "runs"] });
+      return run;
+    },
+    refetchInterval: (q) => (isActive(q.state.data) ? 1000 : false),
+  });
+}
+
+export function useRunResults(id: string | null, enabled: boolean) {
+  return useQuery({
+    queryKey: [...KEY, "results", id],
+    enabled: !!id && enabled,
+    queryFn: () => call(api.GET("/api/v1/optimization/runs/{run_id}/results", { params: { path: { run_id: id! } } })),
+  });
+}
+
+export function useCompare(a: string | null, b: string | null) {
+  return useQuery({
+    queryKey: [...KEY, "compare", a, b],
+    enabled: !!a && !!b,
+    queryFn: () => call(api.GET("/api/v1/optimization/runs/compare", { params: { query: { a: a!, b: b! } } })),
+  });
+}
+
+export function useVersions() {
+  return useQuery({ queryKey: [...KEY, "versions"], queryFn: () => call(api.GET("/api/v1/optimization/versions")) });
+}
+
+export function useOptimizationMutations() {
+  const client = useQueryClient();
+  const refresh = () => client.invalidateQueries({ queryKey: KEY });
+  return {
+    upload: useMutation({
+      mutationFn: (body: Schemas["DatasetCreate"]) => call(api.POST("/api/v1/optimization/datasets", { body })),
+      onSuccess: refresh,
+    }),
+    fromFeedback: useMutation({
+      mutationFn: (body: Schemas["DatasetFromFeedback"]) => call(api.POST("/api/v1/optimization/datasets/from-feedback", { body })),
+      onSuccess: refresh,
+    }),
+    start: useMutation({
+      mutationFn: (body: Schemas["RunCreate"]) => call(api.POST("/api/v1/optimization/runs", { body })),
+      onSuccess: refresh,
+    }),
+    cancel: useMutation({
+      mutationFn: (id: string) => call(api.POST("/api/v1/optimization/runs/{run_id}/cancel", { params: { path: { run_id: id } } })),
+      onSuccess: refresh,
+    }),
+    promote: useMutation({
+      mutationFn: (id: string) => call(api.POST("/api/v1/optimization/runs/{run_id}/promote", { params: { path: { run_id: id } } })),
+      onSuccess: refresh,
+    }),
+    rollback: useMutation({
+      mutationFn: (module: string) => call(api.POST("/api/v1/optimization/modules/{module}/rollback", { params: { path: { module } } })),
+      onSuccess: refresh,
+    }),
+  };
+}
+
+/** A score for display: 3 decimals, or a dash when there is none. */
+export function fmtScore(value: unknown): string {
+  return typeof value === "number" && Number.isFinite(value) ? value.toFixed(3) : "–";
+}
+
+export function fmtDelta(value: unknown): string {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "–";
+  return `${value > 0 ? "+" : ""}${value.toFixed(3)}`;
+}
