@@ -337,8 +337,8 @@ class Worker:
         for name, value in (header.get("vars") or {}).items():
             self.inputs[name] = value
         for name, start, end, kind in header.get("blobs") or []:
-            raw = bytes(view[start:end])
-            self.inputs[name] = raw.decode("utf-8") if kind == "str" else json.loads(raw)
+            raw = view[start:end]  # decoded in place: a bytes copy would hold the context a third time
+            self.inputs[name] = str(raw, "utf-8", "surrogatepass") if kind == "str" else json.loads(bytes(raw))
         for name in header.get("drop") or []:
             self.inputs.pop(name, None)
         if "tools" in header:
