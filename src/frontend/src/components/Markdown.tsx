@@ -1,6 +1,8 @@
 // Markdown for answers and files. Raw HTML is dropped (skipHtml) and react-markdown's default URL transform
-// strips javascript: and other unsafe links, so model output cannot inject markup or script.
+// strips javascript: and other unsafe links, so model output cannot inject markup or script. GFM adds tables
+// (optimization reports, model answers), strikethrough and task lists.
 import ReactMarkdown from "react-markdown";
+import remarkGfm from "remark-gfm";
 import { CodeBlock } from "./CodeBlock";
 
 export function Markdown({ text }: { text: string }) {
@@ -8,6 +10,7 @@ export function Markdown({ text }: { text: string }) {
     <div className="markdown">
       <ReactMarkdown
         skipHtml
+        remarkPlugins={[remarkGfm]}
         components={{
           code({ className, children }) {
             const match = /language-(\w+)/.exec(className ?? "");

@@ -64,7 +64,7 @@ export function StartRun({ onStarted }: { onStarted: (runId: string) => void }) 
         <label className="inline">
           <input type="radio" name={`${ids}-budget`} value="calls" checked={budget === "calls"} onChange={() => setBudget("calls")} /> max metric calls
         </label>
-        <label htmlFor={`${ids}-calls`} className="sr-only">Max metric calls</label>
+        <label htmlFor={`${ids}-calls`} className="sr-only">Metric-call budget</label>
         <input id={`${ids}-calls`} type="number" min={1} step={1} value={calls} disabled={budget !== "calls"} style={{ width: 110 }}
           onChange={(e) => setCalls(Math.max(1, Number(e.target.value) || 1))} />
       </fieldset>

@@ -1,0 +1,61 @@
+import { expect, state, test } from "./fixtures";
+
+interface ModuleInfo {
+  name: string;
+  required_keys: string[];
+}
+
+test("optimization: upload a dataset for `direct`, run GEPA on a tiny budget, read its results, promote it", async ({ page, shot }) => {
+  test.setTimeout(150_000);
+  const modules = (await (await fetch(`${state().baseUrl}/api/v1/optimization/modules`)).json()) as ModuleInfo[];
+  const keys = modules.find((m) => m.name === "direct")!.required_keys;
+  expect(keys).toEqual(["task", "answer"]);
+  const row = (task: string, answer: string) => JSON.stringify(Object.fromEntries(keys.map((k) => [k, k === "task" ? task : answer])));
+
+  await page.goto("/app/optimization");
+  const upload = page.getByRole("form", { name: "Upload dataset" });
+  await upload.getByLabel("Module").selectOption("direct");
+
+  // A file with a bad row: previewed and flagged in the browser, then rejected by the server with row errors.
+  const bad = [row("What is 6 x 7?", "42"), JSON.stringify({ task: "What is 40 + 2?" })].join("\n");
+  await upload.getByTestId("dataset-file").setInputFiles({ name: "broken.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(bad) });
+  await expect(upload.getByRole("table", { name: "Dataset preview" })).toContainText("What is 6 x 7?");
+  await expect(upload.getByRole("alert", { name: "Row errors" }).first()).toContainText("line 2: missing key(s): answer");
+  await upload.getByRole("button", { name: "Upload dataset" }).click();
+  await expect(upload.getByLabel("Rejected by the server")).toContainText("dataset_invalid");
+  await expect(upload.getByLabel("Rejected by the server")).toContainText("line 2: missing key(s): answer");
+
+  const good = ["6 x 7", "40 + 2", "84 / 2", "50 - 8", "21 * 2", "44 - 2"].map((q) => row(`What is ${q}?`, "42")).join("\n") + "\n";
+  await upload.getByTestId("dataset-file").setInputFiles({ name: "answers.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(good) });
+  await upload.getByLabel("Dataset name").fill("e2e-answers");
+  await expect(upload.getByRole("alert")).toHaveCount(0);
+  await upload.getByRole("button", { name: "Upload dataset" }).click();
+  await expect(upload.getByRole("status")).toContainText("Uploaded “e2e-answers” (6 rows)");
+  await expect(page.getByRole("table", { name: "Datasets" })).toContainText("e2e-answers");
+
+  const start = page.getByRole("form", { name: "Start a run" });
+  await start.getByLabel("Module to optimize").selectOption("direct");
+  await start.getByLabel("Dataset").selectOption({ label: "e2e-answers (6 rows)" });
+  await start.getByRole("radio", { name: "max metric calls" }).check();
+  await start.getByRole("spinbutton", { name: "Metric-call budget" }).fill("4");
+  await start.getByRole("button", { name: "Start optimization" }).click();
+  await expect(page).toHaveURL(/[?&]run=\w+/);
+
+  const detail = page.getByTestId("opt-run-detail");
+  await expect(detail.getByLabel("Run progress")).toBeVisible();
+  await expect(detail).toHaveAttribute("data-status", "succeeded", { timeout: 120_000 });
+  await expect(detail.getByTestId("opt-score")).not.toHaveText("–");
+  const results = detail.getByRole("table", { name: "Per-example results" });
+  await expect(results).toContainText("42");
+  await detail.getByText("Markdown report").click();
+  await expect(detail.getByTestId("opt-report").getByRole("heading", { name: "Optimization report: direct" })).toBeVisible();
+
+  await detail.getByRole("button", { name: /^Promote direct-v\d+$/ }).click();
+  await expect(detail.getByTestId("promoted-badge")).toBeVisible();
+  await expect(page.getByRole("table", { name: "Program versions" })).toContainText("promoted");
+  await expect(page.getByRole("table", { name: "Optimization runs" })).toContainText("succeeded");
+  await detail.scrollIntoViewIfNeeded();
+  await shot("optimization-run");
+  await page.locator("#main").evaluate((el) => el.scrollTo(0, 0));
+  await shot("optimization-overview");
+});
