@@ -1,0 +1,164 @@
+"""kill -9 of a `fleet-rlm serve-api` process mid-turn, then a restart on the same data dir and database.
+
+The running turn becomes `interrupted` with a turn_interrupted event, the committed turn before it is intact,
+the session takes new turns, and the planted provider key never shows in the server's stdout/stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fleet_rlm.testing import FakeLMServer
+from tests.security.harness import CANARY_SECRET, CellScript, files_containing, new_session, parse_sse, run_turn
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerProcess:
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.env, self.log, self.port = env, log, _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        handle = self.log.open("ab")
+        self.process = subprocess.Popen(
+            [str(BIN / "fleet-rlm"), "serve-api", "--port", str(self.port)],
+            env=self.env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                if httpx.get(f"{self.base}/ready", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"server never became ready:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture
+def script() -> Iterator[tuple[CellScript, FakeLMServer]]:
+    cells = CellScript()
+    with FakeLMServer(rule=cells) as lm:
+        yield cells, lm
+
+
+def test_kill_9_mid_turn_then_restart(
+    tmp_path: Path, database_url: str, script: tuple[CellScript, FakeLMServer]
+) -> None:
+    cells, lm = script
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "OPENAI_"))}
+    env.update(
+        FLEET_DATABASE_URL=database_url,
+        FLEET_DATA_DIR=str(tmp_path / "data"),
+        FLEET_SANDBOX_POOL_SIZE="0",
+        FLEET_RUN_HEARTBEAT_S="0.5",
+        FLEET_RUN_STALE_AFTER_S="3",
+        FLEET_LM_NUM_RETRIES="0",
+        DSPY_LM_MODEL=lm.model,
+        DSPY_LM_API_BASE=lm.base_url,
+        DSPY_LLM_API_KEY=CANARY_SECRET,
+        OPENAI_API_KEY=CANARY_SECRET,
+    )
+    log = tmp_path / "server.log"
+    server = ServerProcess(env, log)
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base, timeout=60) as http:
+            session_id = new_session(http)
+            committed = run_turn(http, session_id, cells.register("first", "print('committed work')"))
+            assert committed.terminal["type"] == "turn_finished"
+            slow = "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
+            started: dict[str, Any] = {}
+
+            def drive() -> None:
+                body = {"content": cells.register("slow", slow), "execution_mode": "rlm"}
+                headers = {"Idempotency-Key": uuid.uuid4().hex}
+                try:
+                    with httpx.stream(
+                        "POST",
+                        f"{server.base}/api/v1/sessions/{session_id}/turns",
+                        json=body,
+                        headers=headers,
+                        timeout=120,
+                    ) as response:
+                        started["run_id"] = response.headers["X-Run-Id"]
+                        for chunk in response.iter_text():
+                            if '"type": "output"' in chunk or '"type":"output"' in chunk:
+                                started["output"] = True
+                except httpx.HTTPError:
+                    started["cut"] = True  # the server died under the stream: expected
+
+            driver = threading.Thread(target=drive, daemon=True)
+            driver.start()
+            deadline = time.monotonic() + 60
+            while "output" not in started and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "output" in started, "the slow turn never produced output"
+            server.kill()
+            driver.join(timeout=30)
+        server.port = _free_port()
+        server.start()
+        with httpx.Client(base_url=server.base, timeout=60) as http:
+            run_id = started["run_id"]
+            deadline = time.monotonic() + 30
+            run = http.get(f"/api/v1/runs/{run_id}").json()
+            while run["status"] != "interrupted" and time.monotonic() < deadline:
+                time.sleep(0.2)
+                run = http.get(f"/api/v1/runs/{run_id}").json()
+            assert run["status"] == "interrupted", run
+            events = http.get(f"/api/v1/runs/{run_id}/events", params={"limit": 200}).json()["items"]
+            assert events[-1]["type"] == "turn_interrupted" and events[-1]["reason"]
+            assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+            with http.stream("GET", f"/api/v1/runs/{run_id}/stream", params={"after": 0}) as response:
+                replay = parse_sse("".join(response.iter_text()))
+            assert replay and replay[-1]["type"] == "turn_interrupted"
+            turns = http.get(f"/api/v1/sessions/{session_id}/turns").json()["items"]
+            assert turns[0]["answer"] == "done", "the committed turn must survive the crash"
+            after = run_turn(http, session_id, cells.register("after", "print('back')"))
+            assert after.terminal["type"] == "turn_finished" and "back" in after.output
+            assert CANARY_SECRET not in http.get(f"/api/v1/sessions/{session_id}/export").text
+    finally:
+        server.stop()
+    assert CANARY_SECRET not in log.read_text(errors="replace"), "the provider key leaked into server output"
+    assert not files_containing(tmp_path / "data" / "logs", CANARY_SECRET)
