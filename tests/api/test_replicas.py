@@ -124,7 +124,7 @@ def test_events_and_cancel_cross_replicas(database: str, tmp_path: Path) -> None
             with connect(ws_url, open_timeout=10) as ws:
                 cancelled_at = None
                 while True:
-                    frame = json.loads(ws.recv(timeout=30))
+                    frame = json.loads(ws.recv(timeout=120))
                     if frame["type"] == "end":
                         break
                     event = frame["data"]
@@ -138,9 +138,9 @@ def test_events_and_cancel_cross_replicas(database: str, tmp_path: Path) -> None
             assert time.monotonic() - cancelled_at < 10
             assert [event["seq"] for event in seen] == list(range(1, len(seen) + 1))
             assert httpx.get(f"{b}/api/v1/runs/{run_id}").json()["status"] == "cancelled"
-            driver.join(timeout=30)
+            driver.join(timeout=120)
         finally:
             for server in servers:
                 server.terminate()
             for server in servers:
-                server.wait(timeout=20)
+                server.wait(timeout=60)

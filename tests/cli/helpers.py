@@ -20,14 +20,14 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    script: str, args: list[str], env: dict[str, str], *, stdin: str = "", cwd: Path | None = None, timeout: float = 60
+    script: str, args: list[str], env: dict[str, str], *, stdin: str = "", cwd: Path | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / script), *args], input=stdin, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

@@ -77,7 +77,7 @@ def test_db_commands_on_sqlite(data_dir: Path, monkeypatch: pytest.MonkeyPatch) 
     assert again.exit_code == 0 and migrate.head() in again.stdout
 
 
-def _run_cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _run_cli(args: list[str], env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BIN / "fleet-rlm"), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -145,4 +145,4 @@ def test_fleet_web_serves_health_and_ready(data_dir: Path, database_url: str) ->
             assert info["database"] == "sqlite"
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=60)

@@ -31,7 +31,7 @@ def empty_postgres() -> Iterator[str]:
 def _cli(args: list[str], data_dir: Path, url: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_"))}
     env.update(FLEET_DATA_DIR=str(data_dir), FLEET_DATABASE_URL=url)
-    return subprocess.run([str(BIN / "fleet-rlm"), *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([str(BIN / "fleet-rlm"), *args], env=env, capture_output=True, text=True, timeout=240)
 
 
 def _free_port() -> int:

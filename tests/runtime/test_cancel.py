@@ -80,8 +80,10 @@ def test_cancel_slow_sub_lm_batch(runtime: TurnRuntime, settings: Settings, lm: 
     )
     sink = run_cancelled(runtime, settings, "sub_lm_start")
     assert _stop_latency(sink, "sub_lm_start") < STOP_WITHIN_S
-    ends = sink.of("sub_lm_end")
-    assert ends and not any(e.ok for e in ends)
+    # Calls still in flight when the turn stops may end after the terminal event (which is never followed by
+    # anything), so only the ones reported must show the abort; none may claim success.
+    assert not any(e.ok for e in sink.of("sub_lm_end"))
+    assert sink.types()[-1] == "turn_cancelled"
     lm.reset()
     lm.push(rlm_step("Check.", "SUBMIT(answer=marker)"))
     result, _ = run(runtime, make_request(settings, "next"))

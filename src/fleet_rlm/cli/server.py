@@ -11,7 +11,6 @@ import webbrowser
 
 import uvicorn
 
-from fleet_rlm.api import create_app
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
@@ -90,6 +89,8 @@ def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, p
             log_level=log_level,
         )
         return
+    from fleet_rlm.api import create_app
+
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level)
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fleet_rlm.sandbox.options import SandboxOptions
     from fleet_rlm.sandbox.pool import SandboxPool
     from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
-    from fleet_rlm.sandbox.select import build_pool
+    from fleet_rlm.sandbox.backends import build_pool
     from fleet_rlm.sandbox.status import isolation_level
 
 _LAZY = {
@@ -31,7 +31,7 @@ _LAZY = {
     "SandboxOptions": "fleet_rlm.sandbox.options",
     "SandboxPool": "fleet_rlm.sandbox.pool",
     "WorkspaceRoots": "fleet_rlm.sandbox.roots",
-    "build_pool": "fleet_rlm.sandbox.select",
+    "build_pool": "fleet_rlm.sandbox.backends",
     "ensure_roots": "fleet_rlm.sandbox.roots",
     "interpreter_factory": "fleet_rlm.sandbox.factory",
     "isolation_level": "fleet_rlm.sandbox.status",
