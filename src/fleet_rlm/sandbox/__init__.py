@@ -14,13 +14,13 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from fleet_rlm.sandbox.backends import build_pool
     from fleet_rlm.sandbox.factory import InterpreterFactory, interpreter_factory, sandbox_status
     from fleet_rlm.sandbox.interpreter import SandboxInterpreter
     from fleet_rlm.sandbox.launcher import IsolationUnavailable, prepare_roots
     from fleet_rlm.sandbox.options import SandboxOptions
     from fleet_rlm.sandbox.pool import SandboxPool
     from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
-    from fleet_rlm.sandbox.backends import build_pool
     from fleet_rlm.sandbox.status import isolation_level
 
 _LAZY = {
