@@ -65,13 +65,33 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def database_url(data_dir: Path) -> Iterator[str]:
-    """SQLite in the test's data dir, or a fresh Postgres database when the suite runs on Postgres."""
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str | None]:
+    """A database migrated to head once per test process; each test's database is a cheap copy of it."""
     if not SUITE_ON_POSTGRES:
+        yield None
+        return
+    from fleet_rlm.store import migrate
+
+    url = make_postgres_database()
+    migrate.upgrade(url, "head")
+    try:
+        yield url.rpartition("/")[2]
+    finally:
+        drop_postgres_database(url)
+
+
+@pytest.fixture
+def database_url(data_dir: Path, postgres_template: str | None) -> Iterator[str]:
+    """A database the app can start on: SQLite in the test's data dir (the app migrates it), or on Postgres a
+    fresh copy of the migrated template (Postgres is never migrated at startup)."""
+    if postgres_template is None:
         yield f"sqlite+aiosqlite:///{data_dir / 'fleet.db'}"
         return
-    url = make_postgres_database()
+    assert POSTGRES_ADMIN_URL is not None
+    name = f"fleet_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"'))
+    url = f"{POSTGRES_ADMIN_URL.rpartition('/')[0]}/{name}"
     try:
         yield url
     finally:
@@ -82,8 +102,4 @@ def database_url(data_dir: Path) -> Iterator[str]:
 def settings(data_dir: Path, database_url: str):  # type: ignore[no-untyped-def]
     from fleet_rlm.config import Settings
 
-    if SUITE_ON_POSTGRES:
-        from fleet_rlm.store import migrate
-
-        migrate.upgrade(database_url, "head")
     return Settings(_env_file=None, data_dir=data_dir, database_url=database_url)  # type: ignore[call-arg]
