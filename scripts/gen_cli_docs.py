@@ -6,12 +6,12 @@ option in the reference is exactly what `--help` says.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
+from generated import write_or_check
 
 from fleet_rlm.cli.main import build_fleet_app, build_fleet_rlm_app
 
@@ -86,19 +86,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if docs/cli.md is out of date")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print("docs/cli.md is out of date: run `uv run python scripts/gen_cli_docs.py`", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET.relative_to(ROOT)}")
-    return 0
+    return write_or_check(__doc__.split("\n")[0], lambda: {TARGET: render()}, "make docs", argv)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from generated import write_or_check
 
 from fleet_rlm.config import SECRET_FIELDS, Settings, env_names
 
@@ -64,21 +65,8 @@ def render() -> str:
     return HEADER + "\n".join(rows) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if the file is out of date")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print("docs/configuration.md is out of date: run `make docs`", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET.relative_to(ROOT)}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(__doc__.split("\n")[0], lambda: {TARGET: render()}, "make docs", argv)
 
 
 if __name__ == "__main__":

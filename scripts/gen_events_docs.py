@@ -6,11 +6,12 @@ Both come from the pydantic models (docstrings and field descriptions), so they 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from generated import write_or_check
 
 from fleet_rlm.events import ENVELOPE_FIELDS, EVENT_CLASSES, EventBase, json_schema
 
@@ -114,23 +115,8 @@ def render_schema() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if a generated file is out of date")
-    args = parser.parse_args(argv)
-    outputs = {DOCS: render_markdown(), SCHEMA: render_schema()}
-    if args.check:
-        stale = [p for p, text in outputs.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
-        for path in stale:
-            print(
-                f"{path.relative_to(ROOT)} is out of date: run `python scripts/gen_events_docs.py`",
-                file=sys.stderr,
-            )
-        return 1 if stale else 0
-    for path, text in outputs.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}")
-    return 0
+    outputs = lambda: {DOCS: render_markdown(), SCHEMA: render_schema()}  # noqa: E731
+    return write_or_check(__doc__.split("\n")[0], outputs, "make docs", argv)
 
 
 if __name__ == "__main__":

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import yaml
+from generated import write_or_check
 
 from fleet_rlm.api import create_app
 from fleet_rlm.config import Settings
@@ -22,20 +22,8 @@ def render() -> str:
     return yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=110)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if openapi.yaml is out of date")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print("openapi.yaml is out of date: run `make api-sync`", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET.relative_to(ROOT)}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(__doc__.split("\n")[0], lambda: {TARGET: render()}, "make api-sync", argv)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ def scratch_copy(tmp_path: Path) -> Path:
     (tmp_path / "docs").mkdir()
     (tmp_path / "schemas").mkdir()
     shutil.copy(SCRIPT, tmp_path / "scripts" / SCRIPT.name)
+    shutil.copy(SCRIPT.parent / "generated.py", tmp_path / "scripts" / "generated.py")
     shutil.copy(DOCS, tmp_path / "docs" / DOCS.name)
     shutil.copy(SCHEMA, tmp_path / "schemas" / SCHEMA.name)
     return tmp_path
