@@ -53,12 +53,15 @@ class CellScript:
     def __call__(self, request: Any) -> Any:
         if not is_action_step(request):
             return self._auto(request)
-        found = _MARKER.search(request.text)
         with self._lock:
-            cells = self._cells.get(found.group(0), []) if found else []
-            index = self._served.get(found.group(0), 0) if found else 0
+            # the newest registered marker in the prompt: earlier turns of the session appear in its history
+            order = list(self._cells)
+            known = [m for m in _MARKER.findall(request.text) if m in self._cells]
+            found = max(known, key=order.index) if known else None
+            cells = self._cells.get(found, []) if found else []
+            index = self._served.get(found, 0) if found else 0
             if found:
-                self._served[found.group(0)] = index + 1
+                self._served[found] = index + 1
         if index < len(cells):
             return rlm_step(f"step {index + 1}", cells[index])
         return rlm_step("finish", "SUBMIT(answer='done')")
