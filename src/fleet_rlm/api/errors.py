@@ -71,3 +71,38 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _unexpected_error)
+    install_database_error_handler(app)
+
+
+def _is_database_outage(exc: BaseException) -> bool:
+    """Connection-level database failures (the server or file is unreachable), not bad queries."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+    if isinstance(exc, OperationalError | InterfaceError):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    text = f"{type(exc).__name__} {exc}".lower()
+    return isinstance(exc, OSError | ConnectionError) or ("connection" in text and "database" in text)
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    if not _is_database_outage(exc):
+        return await _unexpected_error(request, exc)
+    log.warning("database unavailable: %s", exc)
+    return JSONResponse(
+        error_body(
+            "database_unavailable",
+            "the database is not reachable right now",
+            "retry shortly; if it persists, check the database server (GET /ready shows its state)",
+        ),
+        status_code=503,
+        headers={"Retry-After": "5"},
+    )
+
+
+def install_database_error_handler(app: FastAPI) -> None:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    app.add_exception_handler(SQLAlchemyError, _database_error)
+    app.add_exception_handler(ConnectionError, _database_error)
