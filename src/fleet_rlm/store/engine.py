@@ -19,12 +19,32 @@ from fleet_rlm.store.urls import backend_of, normalize_url
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
+def _use_wal(cursor: Any) -> None:
+    """Switch the file to WAL once (the mode persists). The switch does not wait on the busy handler when another
+    connection holds the file, so processes starting together on a fresh file retry it briefly."""
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            row = cursor.fetchone()
+            if row and str(row[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:  # the driver's OperationalError; only lock contention is retried
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        _use_wal(cursor)
+        cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
     finally:
         cursor.close()
