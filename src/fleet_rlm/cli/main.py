@@ -14,6 +14,7 @@ from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.perf import perf
+from fleet_rlm.cli.profiles import profiles_app
 from fleet_rlm.cli.run import run
 from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
@@ -94,6 +95,7 @@ def build_fleet_rlm_app() -> typer.Typer:
     app.command("serve-api")(serve_api)
     app.command("doctor")(doctor)
     app.add_typer(sessions_app, name="sessions")
+    app.add_typer(profiles_app, name="profiles")
     app.add_typer(auth_app, name="auth")
     app.add_typer(db_app, name="db")
     app.add_typer(optimize_app, name="optimize")
