@@ -111,14 +111,7 @@ class PipeTransport:
                 raise TransportClosed(f"cannot write to worker: {exc}") from exc
 
     def recv_frame(self, timeout: float | None = None) -> Frame:
-        try:
-            item = self._inbox.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError("no frame from worker within the timeout") from None
-        if isinstance(item, BaseException):
-            self._inbox.put(item)  # sticky: every later call sees the same end state
-            raise item
-        return item
+        return take_frame(self._inbox, timeout)
 
     def close(self) -> None:
         with self._send_lock:
@@ -127,3 +120,15 @@ class PipeTransport:
             self._closed = True
             with contextlib.suppress(OSError):
                 os.close(self._write_fd)
+
+
+def take_frame(inbox: queue.Queue[Any], timeout: float | None) -> Frame:
+    """The next frame a reader thread queued; an end state (an exception) is sticky for every later call."""
+    try:
+        item = inbox.get(timeout=timeout)
+    except queue.Empty:
+        raise TimeoutError("no frame from worker within the timeout") from None
+    if isinstance(item, BaseException):
+        inbox.put(item)
+        raise item
+    return item  # type: ignore[no-any-return]

@@ -29,7 +29,7 @@ from fleet_rlm.sandbox.protocol import (
     decode_prefix,
     encode_head,
 )
-from fleet_rlm.sandbox.transport import TransportClosed
+from fleet_rlm.sandbox.transport import TransportClosed, take_frame
 from fleet_rlm.sandbox.worker_lines import LineDecoder, encode_lines, split_frame
 
 STDERR_TAIL_CHARS = 2000
@@ -172,14 +172,7 @@ class LineTransport:
             raise TransportClosed(f"sending to the worker took longer than {self._timeout:g} s") from None
 
     def recv_frame(self, timeout: float | None = None) -> Frame:
-        try:
-            item = self._inbox.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError("no frame from worker within the timeout") from None
-        if isinstance(item, BaseException):
-            self._inbox.put(item)  # sticky: every later call sees the same end state
-            raise item
-        return item
+        return take_frame(self._inbox, timeout)
 
     def alive(self) -> bool:
         return not (self._ended.is_set() or self._closed or self._broken)
