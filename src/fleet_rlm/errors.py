@@ -65,3 +65,12 @@ class InvalidInput(FleetError):
 class Unavailable(FleetError):
     code = "unavailable"
     status = 503
+
+
+class EmptyTask(InvalidInput):
+    """A task that is empty or only whitespace: refused the same way by the API, the WebSocket and the CLI."""
+
+    code = "empty_task"
+
+    def __init__(self) -> None:
+        super().__init__("the task is empty", action="type what you want done (whitespace alone is not a task)")

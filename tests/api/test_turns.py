@@ -123,6 +123,18 @@ def test_idempotency_key_is_required_and_input_validated(client: TestClient) -> 
     assert absent.status_code == 404
 
 
+@pytest.mark.parametrize("content", ["", "   ", "\n\t \n"])
+def test_empty_or_whitespace_task_is_refused_before_a_run(client: TestClient, content: str) -> None:
+    session_id = new_session(client)
+    response = client.post(
+        f"/api/v1/sessions/{session_id}/turns", json={"content": content}, headers={"Idempotency-Key": "blank"}
+    )
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "empty_task" and error["action"]
+    assert client.get(f"/api/v1/sessions/{session_id}/turns").json()["items"] == []
+
+
 def _slow_rlm_rule() -> Any:
     """RLM action steps run a long cell; everything else is answered by field."""
     auto = adapter_fields_rule(answer="done")

@@ -71,6 +71,7 @@ def test_bad_frames_get_error_frames_and_the_socket_stays_usable(client: TestCli
         ('{"type": "cancel"}', "invalid_frame"),
         ('{"type": "command", "command": "fly"}', "unknown_command"),
         ('{"type": "message", "session_id": "missing", "content": "x"}', "not_found"),
+        ('{"type": "message", "session_id": "' + session_id + '", "content": "   "}', "empty_task"),
         ("x" * (3 * 1024 * 1024), "frame_too_large"),
     ]
     with client.websocket_connect("/api/v1/ws/execution") as ws:

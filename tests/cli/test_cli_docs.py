@@ -48,3 +48,10 @@ def test_fleet_has_the_chat_and_web() -> None:
     assert result.exit_code == 0
     for name in ("chat", "run", "web", "doctor"):
         assert name in result.output
+
+
+@pytest.mark.parametrize("args", [["run"], ["chat"], ["sessions", "list"], ["web"], []], ids=" ".join)
+def test_flags_show_no_bool_metavar(args: list[str]) -> None:
+    result = CliRunner().invoke(build_fleet_rlm_app(), [*args, "--help"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    assert "--help" in result.output and "<bool>" not in result.output

@@ -44,3 +44,19 @@ def test_fleet_chat_and_run_in_process(tmp_path: Path) -> None:
     outcome = json.loads(ran.stdout)
     assert outcome["status"] == "succeeded" and "four" in outcome["answer"]
     assert outcome["usage"]["lm_calls"] >= 1
+
+
+def test_whitespace_task_is_refused_by_run_and_chat_with_the_api_code(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        env = _env(data_dir, lm)
+        ran = run_cli("fleet-rlm", ["run", "   "], env, timeout=60)
+        piped = run_cli("fleet-rlm", ["run", "-"], env, stdin=" \n\t\n", timeout=60)
+        chat = run_cli("fleet", [], env, stdin="   \n/sessions\n", timeout=120)
+    for result in (ran, piped):
+        assert result.returncode == 1, result
+        assert "error[empty_task]" in result.stderr and "Traceback" not in result.stderr
+    assert chat.returncode == 0, chat
+    assert "error[empty_task]" in chat.stdout
+    assert "no sessions yet" in chat.stdout  # nothing was sent, so no session was created
+    assert lm.requests == []

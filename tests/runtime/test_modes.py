@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fleet_rlm.config import Settings
+from fleet_rlm.runtime.contracts import ContextSource
 from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.testing import RecordedRequest, adapter_fields_rule, requested_output_fields
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
 from fleet_rlm.testing.fake_lm_server import FakeLMServer
@@ -72,3 +74,33 @@ def test_provider_error_fails_cleanly(runtime: TurnRuntime, settings: Settings, 
     result, sink = run(runtime, make_request(settings, "hi", mode="direct"))
     assert result.status == "failed" and result.error and result.error["code"] == "lm_server_error"
     assert_lifecycle(sink, "turn_failed")
+
+
+def _malformed_router(request: RecordedRequest) -> str | None:
+    """The router's requests (they ask for a `mode` field) get prose the adapters cannot parse."""
+    return "I think you should probably read it carefully." if "mode" in requested_output_fields(request) else None
+
+
+def test_unparseable_router_answer_with_context_falls_back_to_rlm(
+    runtime: TurnRuntime, settings: Settings, lm: FakeLMServer
+) -> None:
+    lm.add_rule(_malformed_router)
+    lm.add_rule(adapter_fields_rule(answer="the code is 7"))
+    document = ContextSource(kind="text", name="notes.txt", text="the code is 7\n" * 20)
+    result, sink = run(runtime, make_request(settings, "what is the code?", mode="auto", sources=(document,)))
+    assert result.status == "succeeded", result
+    assert result.execution_mode == "rlm" and result.answer == "the code is 7"
+    (decision,) = sink.of("route_decision")
+    assert decision.mode == "rlm"
+    assert "could not" in decision.reason and "context is attached" in decision.reason
+    assert any("mode" in requested_output_fields(r) for r in lm.requests)  # the router really was asked
+
+
+def test_unparseable_router_answer_without_context_falls_back_to_direct(
+    runtime: TurnRuntime, settings: Settings, lm: FakeLMServer
+) -> None:
+    lm.add_rule(_malformed_router)
+    lm.add_rule(adapter_fields_rule(answer="hello"))
+    result, sink = run(runtime, make_request(settings, "say hello", mode="auto"))
+    assert result.status == "succeeded" and result.execution_mode == "direct"
+    assert "nothing is attached" in sink.of("route_decision")[0].reason

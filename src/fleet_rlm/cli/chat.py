@@ -20,7 +20,7 @@ from fleet_rlm.cli.prompt import make_reader
 from fleet_rlm.cli.render import TRACE_MODES
 from fleet_rlm.cli.slash import dispatch, show_history
 from fleet_rlm.config import load_settings
-from fleet_rlm.errors import FleetError
+from fleet_rlm.errors import EmptyTask, FleetError
 
 HISTORY_FILE = "chat_history"
 PROMPT = "> "
@@ -109,6 +109,8 @@ def loop(state: ChatState, history_file: Path) -> None:
             break
         text = line.strip()
         if not text:
+            if line:  # spaces or blank lines typed as a message: say why nothing is sent
+                state.hint(EmptyTask().one_line())
             continue
         if text.startswith("/"):
             dispatch(state, text)

@@ -12,6 +12,7 @@ from fleet_rlm.cli.daytona import daytona_smoke, daytona_snapshot
 from fleet_rlm.cli.db import db_app
 from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.help_style import hide_flag_types
 from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.perf import perf
 from fleet_rlm.cli.profiles import profiles_app
@@ -19,6 +20,7 @@ from fleet_rlm.cli.run import run
 from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
 
+hide_flag_types()
 bench_app.command("perf")(perf)  # the performance suite joins the capability benchmarks under `bench`
 
 

@@ -19,6 +19,7 @@ from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.render import TRACE_MODES, TurnOutcome, TurnRenderer
 from fleet_rlm.cli.turn import drive_turn
+from fleet_rlm.errors import EmptyTask
 
 EXIT_CODES = {"succeeded": 0, "cancelled": 130}
 
@@ -36,10 +37,10 @@ def run(
     _choice(mode, MODES, "--mode")
     _choice(trace_mode, TRACE_MODES, "--trace-mode")
     content = sys.stdin.read() if task == "-" else task
-    if not content.strip():
-        raise typer.BadParameter("the task is empty", param_hint="TASK")
 
     def body() -> TurnOutcome:
+        if not content.strip():
+            raise EmptyTask()  # the server's code for it, refused before a server or session starts
         progress = Console(stderr=True, highlight=False)
         with open_client(url_server) as client:
             state = ChatState(client=client, console=progress, mode=mode)

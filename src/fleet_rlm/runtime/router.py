@@ -2,7 +2,8 @@
 
 Contexts of at least `settings.rlm_context_threshold_chars` always go to rlm without any LM call: nothing else
 can read them. Otherwise the router role's LM picks direct, tools or rlm from the task and a description of the
-context. The choice and its reason become a route_decision event (emitted by the runner).
+context. The choice and its reason become a route_decision event (emitted by the runner). When the router's
+answer cannot be parsed, a turn with context falls back to rlm (which reads all of it), one without to direct.
 """
 
 from __future__ import annotations
@@ -57,7 +58,14 @@ def route(scope: TurnScope, *, requested: str, task: str, context: LoadedContext
     except TurnStop:
         raise
     except Exception as exc:  # a router that cannot answer must not fail the turn
-        fallback: Mode = "tools" if context.documents else "direct"
-        return Route(fallback, f"the router failed ({type(exc).__name__}); defaulting to {fallback}", True)
-    mode: Mode = choice.mode if choice.mode in ("direct", "tools", "rlm") else "direct"
-    return Route(mode, str(choice.reason or "chosen by the router").strip(), True)
+        return fallback_route(context, f"the router's answer could not be used ({type(exc).__name__})")
+    if choice.mode not in ("direct", "tools", "rlm"):
+        return fallback_route(context, f"the router answered an unknown mode {str(choice.mode)[:40]!r}")
+    return Route(choice.mode, str(choice.reason or "chosen by the router").strip(), True)
+
+
+def fallback_route(context: LoadedContext, why: str) -> Route:
+    """No usable router answer: with context attached rlm (it can read all of it), else direct."""
+    if context.documents:
+        return Route("rlm", f"{why}; context is attached, so falling back to rlm, which can read all of it", True)
+    return Route("direct", f"{why}; nothing is attached, so falling back to direct", True)

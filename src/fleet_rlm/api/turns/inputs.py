@@ -1,6 +1,7 @@
 """What a client sends to start a turn (HTTP body or WebSocket `message` frame), validated strictly.
 
-Unknown fields and wrong types are rejected (clients learn of typos at once); `repo_ref` needs `repo_url`. The
+Unknown fields and wrong types are rejected (clients learn of typos at once); `repo_ref` needs `repo_url`; an
+empty or whitespace-only task is refused with `empty_task` when a turn starts. The
 fingerprint identifies an input for idempotency: the same key with a different fingerprint is a conflict.
 """
 
@@ -13,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fleet_rlm.config import ExecutionMode
+from fleet_rlm.errors import EmptyTask
 
 MAX_TASK_CHARS = 1_000_000
 
@@ -20,7 +22,7 @@ MAX_TASK_CHARS = 1_000_000
 class TurnInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, max_length=MAX_TASK_CHARS, description="The task or message.")
+    content: str = Field(max_length=MAX_TASK_CHARS, description="The task or message (not empty or only whitespace).")
     execution_mode: ExecutionMode | None = Field(default=None, description="auto, direct, tools or rlm.")
     attachment_ids: list[str] = Field(default_factory=list, max_length=100, description="Uploaded attachments.")
     context_text: str | None = Field(default=None, description="Pasted text to use as context.")
@@ -33,6 +35,11 @@ class TurnInput(BaseModel):
     max_iters: int | None = Field(default=None, ge=1, le=200, description="RLM iterations.")
     max_llm_calls: int | None = Field(default=None, ge=1, le=10_000, description="LM calls, children included.")
     skills: list[str] = Field(default_factory=list, max_length=20, description="Skill cards to load.")
+
+    def require_task(self) -> None:
+        """EmptyTask (`empty_task`) for "" or whitespace only: one code for HTTP, WebSocket and CLI callers."""
+        if not self.content.strip():
+            raise EmptyTask()
 
     @model_validator(mode="after")
     def _repo_ref_needs_url(self) -> TurnInput:

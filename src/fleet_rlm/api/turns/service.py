@@ -60,6 +60,7 @@ class TurnService:
         """Create (or, for a repeated idempotency key, find) the run for this input and execute it."""
         from fleet_rlm.api.turns.executor import execute_run
 
+        data.require_task()
         require_skills(data.skills)
         async with self.database.transaction() as session:
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
