@@ -150,6 +150,25 @@ class Settings(BaseSettings):
     repo_max_bytes: int = Field(default=500 * 1024 * 1024, ge=1, description="Largest clone kept in a workspace.")
     url_allow_private: bool = Field(default=False, description="Allow URL context from loopback and private addresses.")
 
+    # --- document limits (untrusted uploads, URL bodies and workspace files converted to text) --------------
+    document_max_uncompressed_mb: int = Field(
+        default=256, ge=1, description="Refuse a zip-based document (DOCX, ...) that inflates to more, MiB."
+    )
+    document_max_entries: int = Field(default=10_000, ge=1, description="Refuse an archive with more entries.")
+    document_max_compression_ratio: float = Field(
+        default=100.0, gt=1, description="Refuse an archive entry over 1 MiB that inflates more than this many times."
+    )
+    document_max_nesting: int = Field(
+        default=2, ge=0, description="Deepest archive nested inside a document (an embedded spreadsheet is 1)."
+    )
+    document_max_pages: int = Field(default=5_000, ge=1, description="Refuse a PDF with more pages.")
+    document_convert_timeout_s: float = Field(
+        default=60.0, gt=0, description="Wall-clock and CPU limit of converting one PDF/DOCX/large HTML, seconds."
+    )
+    document_convert_memory_mb: int = Field(
+        default=1024, ge=128, description="Address-space limit of the document converter process, MiB."
+    )
+
     # --- sandbox -------------------------------------------------------------------------------------------
     sandbox_backend: SandboxBackend = Field(default="local", description="local (default) or daytona.")
     sandbox_require_isolation: bool = Field(

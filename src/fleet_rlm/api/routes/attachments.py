@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import FileResponse
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from fleet_rlm.api.attachment_files import (
     absolute_path,
@@ -27,6 +28,7 @@ from fleet_rlm.api.schemas.artifacts import AttachmentCreate, AttachmentOut
 from fleet_rlm.api.schemas.common import Responses
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, InvalidInput
+from fleet_rlm.runtime.context.convert import check_upload, document_limits
 from fleet_rlm.store import Database, new_id
 from fleet_rlm.store.models import Attachment
 from fleet_rlm.store.repos import attachments
@@ -62,7 +64,10 @@ _BODY_DOC: dict[str, Any] = {
     response_model=AttachmentOut,
     status_code=201,
     openapi_extra=_BODY_DOC,
-    responses={413: {"description": "Larger than upload_max_bytes."}, 404: {"description": "Unknown session."}},
+    responses={
+        413: {"description": "Larger than upload_max_bytes, or a document over a document limit."},
+        404: {"description": "Unknown session."},
+    },
 )
 async def create_attachment(
     request: Request, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
@@ -95,6 +100,8 @@ async def _from_multipart(request: Request, user: Principal, db: Database, setti
         upload = await receive_upload(request, partial, max_bytes=settings.upload_max_bytes)
         name = sanitize_filename(upload.fields.get("name") or upload.filename)
         session_id = upload.fields.get("session_id") or None
+        # a zip bomb (DOCX, ...) is refused now, from its directory alone; turns convert under limits too
+        await run_in_threadpool(check_upload, partial, name=name, limits=document_limits(settings))
         row = await _record(
             db,
             user,

@@ -3,6 +3,15 @@
 Declared types are trusted only when specific: `application/octet-stream` (what browsers send for unknown
 files) falls through to the extension and then to the bytes themselves. Binary data nobody can read as text
 (images, archives, executables) is refused with `context_file_unsupported`.
+
+Every file, upload, URL body and workspace file that becomes context passes through `convert_bytes`, so this
+is where resources are bounded (`fleet_rlm.runtime.docsafe`). Any zip archive is checked from its directory
+first (`zipguard`, milliseconds, before a byte is inflated). PDF, DOCX and HTML over 512 KiB are parsed in a
+converter process with memory and time limits; their parsers are where bombs and parser bugs live (a 100 KB
+PDF can hold a gigabyte-sized stream), and the subprocess costs a few milliseconds once its worker is warm.
+Plain text, Markdown, CSV, JSON and code stay in-process: decoding is linear in the input, which upload_max_bytes
+already bounds, so they do not pay the round trip. Small HTML stays in-process for the same reason (the parse
+of 512 KiB needs tens of MB at most).
 """
 
 from __future__ import annotations
@@ -11,10 +20,17 @@ import codecs
 import json
 import mimetypes
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.runtime.context.failures import FILE_UNSUPPORTED, context_error
-from fleet_rlm.runtime.context.formats import docx_text, html_text, pdf_text
+from fleet_rlm.runtime.docsafe.formats import html_text
+from fleet_rlm.runtime.docsafe.limits import MB, DocumentLimits
+from fleet_rlm.runtime.docsafe.pool import shared_pool
+from fleet_rlm.runtime.docsafe.zipguard import check_zip, is_zip
+
+if TYPE_CHECKING:
+    from fleet_rlm.config import Settings
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -22,6 +38,7 @@ HTML = "text/html"
 JSON = "application/json"
 PLAIN = "text/plain"
 JSON_PRETTY_MAX_BYTES = 1024 * 1024
+IN_PROCESS_HTML_MAX_BYTES = 512 * 1024
 _SNIFF_BYTES = 8192
 
 _EXTENSIONS = {
@@ -99,18 +116,49 @@ def detect_media_type(data: bytes, *, name: str, declared: str | None) -> str:
     return guessed or (main or "application/octet-stream")
 
 
-def convert_bytes(data: bytes, *, name: str, media_type: str | None) -> Converted:
-    """Readable text for `data`; raises `context_file_unsupported` for formats we cannot turn into text."""
+def document_limits(settings: Settings) -> DocumentLimits:
+    """The conversion bounds the operator configured (FLEET_DOCUMENT_*, FLEET_CONTEXT_MAX_CHARS)."""
+    return DocumentLimits(
+        max_uncompressed_bytes=settings.document_max_uncompressed_mb * MB,
+        max_entries=settings.document_max_entries,
+        max_compression_ratio=settings.document_max_compression_ratio,
+        max_nesting=settings.document_max_nesting,
+        max_pages=settings.document_max_pages,
+        max_chars=settings.context_max_chars,
+        timeout_s=settings.document_convert_timeout_s,
+        memory_mb=settings.document_convert_memory_mb,
+    )
+
+
+def check_upload(path: Path, *, name: str, limits: DocumentLimits) -> None:
+    """Refuse an uploaded zip bomb at upload time (`document_too_large`), reading only the archive directory."""
+    with path.open("rb") as handle:
+        if is_zip(handle.read(4)):
+            check_zip(handle, name=name, limits=limits)
+
+
+def convert_bytes(data: bytes, *, name: str, media_type: str | None, limits: DocumentLimits | None = None) -> Converted:
+    """Readable text for `data`; raises `context_file_unsupported` for formats we cannot turn into text.
+
+    `limits` defaults to `DocumentLimits()`; callers that have Settings pass `document_limits(settings)`.
+    """
+    bounds = limits or DocumentLimits()
     _, charset = split_media_type(media_type)
     kind = detect_media_type(data, name=name, declared=media_type)
+    if is_zip(data[:4]):
+        check_zip(data, name=name, limits=bounds)
     if kind == PDF:
-        text, info = pdf_text(data, name=name)
+        text, info = shared_pool().convert("pdf", data, name=name, limits=bounds)
         return Converted(text, kind, info)
     if kind == DOCX:
-        text, info = docx_text(data, name=name)
+        text, info = shared_pool().convert("docx", data, name=name, limits=bounds)
         return Converted(text, kind, info)
     if kind in (HTML, "application/xhtml+xml"):
-        text, info = html_text(decode_text(data, charset=charset, name=name), name=name)
+        html = decode_text(data, charset=charset, name=name)
+        if len(data) > IN_PROCESS_HTML_MAX_BYTES:
+            text, info = shared_pool().convert("html", html.encode("utf-8"), name=name, limits=bounds)
+        else:
+            text, info = html_text(html, name=name, limits=bounds)
         return Converted(text, HTML, info)
     if kind == JSON or kind.endswith("+json"):
         return Converted(_json_text(decode_text(data, charset=charset, name=name), len(data)), kind)

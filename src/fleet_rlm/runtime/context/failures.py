@@ -9,6 +9,12 @@ from typing import Any
 
 from fleet_rlm.errors import FleetError
 
+# Defined with the converter (which must not import this package); re-exported so every code is listed here.
+from fleet_rlm.runtime.docsafe.limits import DOCUMENT_CONVERT_FAILED as DOCUMENT_CONVERT_FAILED
+from fleet_rlm.runtime.docsafe.limits import DOCUMENT_CONVERT_TIMEOUT as DOCUMENT_CONVERT_TIMEOUT
+from fleet_rlm.runtime.docsafe.limits import DOCUMENT_TOO_LARGE as DOCUMENT_TOO_LARGE
+from fleet_rlm.runtime.docsafe.limits import FILE_UNSUPPORTED as FILE_UNSUPPORTED
+
 URL_BLOCKED = "context_url_blocked"
 URL_TOO_LARGE = "context_url_too_large"
 URL_FAILED = "context_url_failed"
@@ -16,7 +22,6 @@ REPO_BLOCKED = "context_repo_blocked"
 REPO_FAILED = "context_repo_failed"
 PATH_INVALID = "context_path_invalid"
 FILE_MISSING = "context_file_missing"
-FILE_UNSUPPORTED = "context_file_unsupported"
 TOO_LARGE = "context_too_large"
 SOURCE_INVALID = "context_source_invalid"
 CANCELLED = "context_cancelled"

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from fleet_rlm.config import Settings
-from fleet_rlm.runtime.context.convert import convert_bytes
+from fleet_rlm.runtime.context.convert import convert_bytes, document_limits
 from fleet_rlm.runtime.context.documents import LoadedDocument, write_document
 from fleet_rlm.runtime.context.failures import FILE_MISSING, SOURCE_INVALID, TOO_LARGE, context_error
 from fleet_rlm.runtime.context.fetch import fetch_url
@@ -87,7 +87,9 @@ def load_file(source: ContextSource, *, workspace_dir: Path, settings: Settings)
     size = host_path.stat().st_size
     if size > settings.upload_max_bytes:
         raise _too_large(f"attachment {name!r}", size, settings.upload_max_bytes, "upload_max_bytes")
-    converted = convert_bytes(host_path.read_bytes(), name=name, media_type=source.media_type)
+    converted = convert_bytes(
+        host_path.read_bytes(), name=name, media_type=source.media_type, limits=document_limits(settings)
+    )
     info = {"bytes": size, **converted.info}
     if source.attachment_id:
         info["attachment_id"] = source.attachment_id
@@ -109,7 +111,9 @@ def load_url(
         cancel=cancel,
     )
     file_name = unquote(fetched.final_url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1])
-    converted = convert_bytes(fetched.data, name=file_name, media_type=fetched.content_type)
+    converted = convert_bytes(
+        fetched.data, name=file_name, media_type=fetched.content_type, limits=document_limits(settings)
+    )
     info = {"url": source.url, "http_status": fetched.status, "bytes": len(fetched.data), **converted.info}
     if fetched.redirects:
         info["final_url"] = fetched.final_url
@@ -186,7 +190,9 @@ def load_path(
         size = resolved.stat().st_size
         if size > settings.upload_max_bytes:
             raise _too_large(f"workspace file {shown!r}", size, settings.upload_max_bytes, "upload_max_bytes")
-        converted = convert_bytes(resolved.read_bytes(), name=resolved.name, media_type=source.media_type)
+        converted = convert_bytes(
+            resolved.read_bytes(), name=resolved.name, media_type=source.media_type, limits=document_limits(settings)
+        )
         return write_document(
             workspace_dir,
             name=name,

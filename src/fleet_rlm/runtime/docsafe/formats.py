@@ -1,7 +1,9 @@
 """Binary and markup formats to plain text: PDF (pypdf), DOCX (python-docx), HTML (BeautifulSoup + markdownify).
 
 Each function takes the raw bytes and returns readable text; a document that cannot be parsed raises
-`context_file_unsupported` with the format named, so the user knows to convert it themselves.
+`context_file_unsupported` with the format named, so the user knows to convert it themselves. A document over
+`DocumentLimits.max_pages` or `max_chars` raises `document_too_large` as soon as the count is passed. These run
+in the converter process (`worker`) for PDF, DOCX and large HTML; see `fleet_rlm.runtime.context.convert`.
 """
 
 from __future__ import annotations
@@ -11,22 +13,27 @@ import re
 from typing import Any
 
 from fleet_rlm.errors import FleetError
-from fleet_rlm.runtime.context.failures import FILE_UNSUPPORTED, context_error
+from fleet_rlm.runtime.docsafe.limits import FILE_UNSUPPORTED, DocumentLimits, too_large, unreadable
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "form")
 
 
-def _unreadable(fmt: str, name: str, exc: BaseException) -> FleetError:
-    return context_error(
-        FILE_UNSUPPORTED,
-        f"cannot read {name!r} as {fmt}: {type(exc).__name__}: {str(exc)[:200]}",
-        f"check that the file is a valid {fmt} or paste its text instead",
-        name=name,
-    )
+class _Budget:
+    """Counts characters of extracted text against `max_chars`."""
+
+    def __init__(self, name: str, limits: DocumentLimits) -> None:
+        self.name, self.limits, self.chars = name, limits, 0
+
+    def add(self, text: str) -> str:
+        self.chars += len(text)
+        if self.chars > self.limits.max_chars:
+            bound = str(self.limits.max_chars)
+            raise too_large(self.name, f"its text exceeds {bound} characters", "max_chars", bound)
+        return text
 
 
-def pdf_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
+def pdf_text(data: bytes, *, name: str, limits: DocumentLimits) -> tuple[str, dict[str, Any]]:
     """Text of every page, pages separated by `--- page N ---` markers so answers can cite pages."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -34,17 +41,22 @@ def pdf_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise context_error(
-                FILE_UNSUPPORTED,
+            raise FleetError(
                 f"{name!r} is a password-protected PDF",
-                "upload an unencrypted copy",
-                name=name,
+                code=FILE_UNSUPPORTED,
+                status=422,
+                action="upload an unencrypted copy",
+                details={"name": name},
             )
-        pages = [page.extract_text() or "" for page in reader.pages]
+        count = len(reader.pages)
+        if count > limits.max_pages:
+            raise too_large(name, f"it has {count} pages", "max_pages", str(limits.max_pages))
+        budget = _Budget(name, limits)
+        pages = [budget.add(page.extract_text() or "") for page in reader.pages]
     except FleetError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError) as exc:
-        raise _unreadable("PDF", name, exc) from exc
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, RecursionError) as exc:
+        raise unreadable("PDF", name, exc) from exc
     parts = [f"--- page {index} ---\n{text.strip()}" for index, text in enumerate(pages, start=1)]
     info: dict[str, Any] = {"pages": len(pages)}
     if not any(text.strip() for text in pages):
@@ -52,12 +64,13 @@ def pdf_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
     return "\n\n".join(parts), info
 
 
-def docx_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
+def docx_text(data: bytes, *, name: str, limits: DocumentLimits) -> tuple[str, dict[str, Any]]:
     """Paragraphs and tables in document order; headings become Markdown `#` lines, table rows `a | b`."""
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
 
+    budget = _Budget(name, limits)
     try:
         document = docx.Document(io.BytesIO(data))
         lines: list[str] = []
@@ -66,20 +79,24 @@ def docx_text(data: bytes, *, name: str) -> tuple[str, dict[str, Any]]:
             if isinstance(block, Table):
                 tables += 1
                 for row in block.rows:
-                    lines.append(" | ".join(cell.text.strip() for cell in row.cells))
+                    lines.append(budget.add(" | ".join(cell.text.strip() for cell in row.cells)))
                 lines.append("")
                 continue
-            text = block.text.strip()
+            text = budget.add(block.text.strip())
             if not text:
                 continue
             style = (block.style.name if block.style is not None else "") or ""
             level = _heading_level(style)
             lines.append(f"{'#' * level} {text}" if level else text)
             lines.append("")
+    except FleetError:
+        raise
+    except MemoryError:
+        raise
     except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
-        raise _unreadable("DOCX", name, exc) from exc
+        raise unreadable("DOCX", name, exc) from exc
     except Exception as exc:  # lxml and zipfile raise assorted errors on damaged files
-        raise _unreadable("DOCX", name, exc) from exc
+        raise unreadable("DOCX", name, exc) from exc
     return "\n".join(lines).strip() + "\n", {"tables": tables}
 
 
@@ -93,7 +110,7 @@ def _heading_level(style: str) -> int:
     return 0
 
 
-def html_text(html: str, *, name: str) -> tuple[str, dict[str, Any]]:
+def html_text(html: str, *, name: str, limits: DocumentLimits) -> tuple[str, dict[str, Any]]:
     """Readable Markdown: scripts, styles and embedded objects dropped, headings/links/lists/tables kept."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
@@ -113,7 +130,7 @@ def html_text(html: str, *, name: str) -> tuple[str, dict[str, Any]]:
         markdown = converter.convert_soup(body)
     except RecursionError:  # absurdly deep nesting: plain text is still readable
         markdown = body.get_text("\n")
-    text = _BLANK_RUNS.sub("\n\n", markdown).strip()
+    text = _Budget(name, limits).add(_BLANK_RUNS.sub("\n\n", markdown).strip())
     info: dict[str, Any] = {}
     if title:
         info["title"] = title
