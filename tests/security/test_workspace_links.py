@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fleet_rlm.events import ArtifactCreated
-from fleet_rlm.runtime.workspace import ArtifactWatcher, Memory, open_inside
+from fleet_rlm.runtime.workspace import ArtifactWatcher, Memory
+from fleet_rlm.sandbox import guestfs
 
 
 class Sink:
@@ -51,12 +52,18 @@ def test_memory_refuses_planted_files(root: Path, plant: str) -> None:
         (root.parent / "MEMORIES.md").write_text("outside")
     memory = Memory(root)
     assert memory.read() == ""  # returns at once: nothing followed, nothing blocked on
-    assert memory.size() == 0 or plant == "dir_symlink"
-    with pytest.raises(OSError):
-        memory.append("a note that must not land outside the workspace")
+    assert memory.size() == 0
+    # the planted entry is renamed aside (kept, never followed) and a real MEMORIES.md takes its place
+    memory.append("a note that must not land outside the workspace")
     assert secret.read_text() == "host secret"
+    assert "a note that must not" in memory.read()
+    placed = root / "memory" / "MEMORIES.md"
+    assert placed.is_file() and not placed.is_symlink()
     if plant == "dir_symlink":
         assert (root.parent / "MEMORIES.md").read_text() == "outside"
+        assert any(p.name.startswith("memory.displaced-") and p.is_symlink() for p in root.iterdir())
+    else:
+        assert any(p.name.startswith("MEMORIES.md.displaced-") for p in (root / "memory").iterdir())
 
 
 def test_memory_round_trip_still_works(root: Path) -> None:
@@ -79,13 +86,13 @@ def test_artifact_watcher_ignores_links_fifos_and_devices(root: Path) -> None:
     assert names == ["ok.txt"]
 
 
-def test_open_inside_refuses_escapes(root: Path) -> None:
+def test_guestfs_open_refuses_escapes(root: Path) -> None:
     (root / "memory" / "link").symlink_to(root.parent / "host-secret.txt")
     with pytest.raises(OSError):
-        open_inside(root, "memory/link", os.O_RDONLY)
+        guestfs.open_file(root, "memory/link")
     with pytest.raises(OSError):
-        open_inside(root, "../host-secret.txt", os.O_RDONLY)
+        guestfs.open_file(root, "../host-secret.txt")
     (root / "memory" / "real.txt").write_text("ok")
-    fd = open_inside(root, "memory/real.txt", os.O_RDONLY)
+    fd, _info = guestfs.open_file(root, "memory/real.txt")
     with os.fdopen(fd) as handle:
         assert handle.read() == "ok"

@@ -1,7 +1,8 @@
 """Host tools of tools mode (DSPy ReAct): attachments, URLs, workspace files, memory, and delegate_to_rlm.
 
 Each tool returns text for the model and raises ValueError with a short reason on bad input (ReAct shows the
-error to the model). Paths are confined to the workspace by the context package's resolver.
+error to the model). Workspace paths are checked and read fd-relative through `sandbox.guestfs` (via the
+context package's `wspath`): a link the guest planted or swaps in is refused, never followed.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Any
 from fleet_rlm.runtime.context import LoadedContext
 from fleet_rlm.runtime.context.listing import tree_listing
 from fleet_rlm.runtime.context.loader import load_source
-from fleet_rlm.runtime.context.wspath import resolve_workspace_path
+from fleet_rlm.runtime.context.wspath import path_error, read_workspace_bytes, workspace_entry
 from fleet_rlm.runtime.contracts import ContextSource
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.workspace import Memory
 
 READ_MAX_CHARS = 20_000
+READ_FILE_MAX_BYTES = 8 * 1024 * 1024
 SEARCH_MAX_HITS = 20
 
 
@@ -84,16 +86,27 @@ class HostTools:
 
     def list_workspace(self, path: str = ".") -> str:
         """List files in the workspace (or a folder of it)."""
-        target, _shown = resolve_workspace_path(self.scope.workspace_root, path)
-        listing, _count, _truncated = tree_listing(target, max_entries=200)
+        root = self.scope.workspace_root
+        relative, kind = workspace_entry(root, path)
+        if kind != "dir":
+            raise ValueError(f"{relative} is not a folder")
+        try:
+            listing, _count, _truncated = tree_listing(root, relative, max_entries=200)
+        except OSError as exc:  # swapped for a link or removed since the check
+            raise path_error(path, exc) from None
         return listing or "(empty)"
 
     def read_workspace_file(self, path: str, offset: int = 0, max_chars: int = 8000) -> str:
         """Read a text file of the workspace, starting at character `offset`."""
-        target, shown = resolve_workspace_path(self.scope.workspace_root, path)
-        if not target.is_file():
-            raise ValueError(f"{shown} is not a file")
-        return _window(target.read_text(encoding="utf-8", errors="replace"), offset, max_chars)
+        root = self.scope.workspace_root
+        relative, kind = workspace_entry(root, path)
+        if kind != "file":
+            raise ValueError(f"{relative or '.'} is not a file")
+        data, size = read_workspace_bytes(root, relative, max_bytes=READ_FILE_MAX_BYTES)
+        text = data.decode("utf-8", errors="replace")
+        if size > len(data):
+            text += f"\n... [file is {size} bytes; only the first {len(data)} can be read]"
+        return _window(text, offset, max_chars)
 
     def read_memory(self) -> str:
         """Read the workspace's durable memory (memory/MEMORIES.md)."""

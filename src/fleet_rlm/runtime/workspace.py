@@ -1,13 +1,13 @@
 """Host-side view of a workspace: durable memory (memory/MEMORIES.md) and artifacts/ change detection.
 
-The sandbox writes the same directories from inside; the host reads them directly. Artifacts are detected by
-comparing snapshots of artifacts/ (path -> size, mtime) taken around each cell and at the end of the turn, so
-it works whatever wrote the file (REPL code, a tool, a child agent).
+The sandbox writes the same directories from inside; the host reads them only through `sandbox.guestfs`
+(fd-relative, never following a link the guest planted or swapped in). Artifacts are detected by comparing
+snapshots of artifacts/ (path -> size, mtime) taken around each cell and at the end of the turn, so it works
+whatever wrote the file (REPL code, a tool, a child agent).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import mimetypes
 import os
@@ -18,39 +18,18 @@ from pathlib import Path
 
 from fleet_rlm.events import ArtifactCreated, MemoryUpdated
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.sandbox import prepare_roots
+from fleet_rlm.sandbox import ensure_roots, guestfs, prepare_roots
 
 MEMORY_PATH = "memory/MEMORIES.md"
 ARTIFACTS_DIR = "artifacts"
 MAX_MEMORY_READ_CHARS = 50_000
+ARTIFACTS_MAX_DEPTH = 16
+ARTIFACTS_MAX_ENTRIES = 20_000
 
 
 def prepare_workspace(workspaces_dir: Path, workspace_id: str) -> Path:
     """Create the workspace roots with the ownership the sandbox expects; returns the host root."""
     return prepare_roots(workspaces_dir, workspace_id).host_root
-
-
-def open_inside(root: Path, rel: str, flags: int) -> int:
-    """A descriptor of the regular file `root/rel`, refusing anything sandbox code could plant to make the host
-    follow it out of the workspace or block: a symlink (final or parent), a FIFO, a device.
-
-    The opened descriptor's real path is checked again, so a link swapped in after the check cannot escape.
-    """
-    real_root = root.resolve()
-    path = root / rel
-    if not path.parent.resolve().is_relative_to(real_root):
-        raise OSError(errno.EXDEV, "resolves outside the workspace", str(path))
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o660)
-    try:
-        link = f"/proc/self/fd/{fd}"
-        inside = not os.path.exists(link) or Path(os.readlink(link)).is_relative_to(real_root)
-        if not inside or not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file inside the workspace", str(path))
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 class Memory:
@@ -65,35 +44,40 @@ class Memory:
 
     def read(self, max_chars: int = MAX_MEMORY_READ_CHARS) -> str:
         try:
-            fd = open_inside(self.root, MEMORY_PATH, os.O_RDONLY)
+            data, _info = guestfs.read_bytes(self.root, MEMORY_PATH, max_bytes=4 * max_chars, tail=True)
         except OSError:  # missing, or planted by sandbox code as a link/FIFO/device: not memory
             return ""
-        with os.fdopen(fd, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - 4 * max_chars))
-            text = handle.read().decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace")
         return text if len(text) <= max_chars else text[-max_chars:]
 
     def append(self, note: str) -> int:
-        """Append one note (a dated bullet when it is a single line); returns characters appended."""
+        """Append one note (a dated bullet when it is a single line); returns characters appended.
+
+        A missing or planted memory/ or MEMORIES.md is first recreated by `ensure_roots` (the one place that
+        knows the file's mode and group), so the sandbox can still append to what the host wrote.
+        """
         note = note.strip()
         if not note:
             raise ValueError("the memory note is empty")
         entry = f"\n- {note}\n" if "\n" not in note else f"\n{note}\n"
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_inside(self.root, MEMORY_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            with os.fdopen(fd, "a", encoding="utf-8") as handle:
-                handle.write(entry)
+            if not stat.S_ISREG(self._lstat().st_mode):
+                ensure_roots(self.root.parent, self.root.name)
+            fd, _info = guestfs.open_file(self.root, MEMORY_PATH, os.O_WRONLY | os.O_APPEND)
+            with os.fdopen(fd, "ab") as handle:
+                handle.write(entry.encode("utf-8"))
         if self.emitter is not None:
             self.emitter.emit(MemoryUpdated, path=MEMORY_PATH, chars_appended=len(entry))
         return len(entry)
 
-    def size(self) -> int:
+    def _lstat(self) -> os.stat_result:
         try:
-            info = self.path.lstat()
-        except FileNotFoundError:
-            return 0
+            return guestfs.lstat(self.root, MEMORY_PATH)
+        except OSError:
+            return os.stat_result((0,) * 10)
+
+    def size(self) -> int:
+        info = self._lstat()
         return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
@@ -121,17 +105,15 @@ class ArtifactWatcher:
 
     def _snapshot(self) -> dict[str, _Seen]:
         seen: dict[str, _Seen] = {}
-        if not self.dir.is_dir():
-            return seen
-        for dirpath, _dirs, files in os.walk(self.dir):
-            for name in files:
-                path = Path(dirpath) / name
-                try:
-                    info = path.lstat()  # never follow: links and FIFOs planted by guest code are not artifacts
-                except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode):
-                    seen[str(path.relative_to(self.root))] = _Seen(info.st_size, info.st_mtime_ns)
+        try:
+            # never follows: links, FIFOs and devices planted by guest code are listed as such, not artifacts
+            for entry in guestfs.walk(
+                self.root, ARTIFACTS_DIR, max_depth=ARTIFACTS_MAX_DEPTH, max_entries=ARTIFACTS_MAX_ENTRIES
+            ):
+                if entry.kind == "file":
+                    seen[entry.rel] = _Seen(entry.size, entry.mtime_ns)
+        except OSError:  # artifacts/ missing or replaced by a link: nothing to report
+            pass
         return seen
 
     def scan(self, emitter: Emitter | None = None) -> list[ArtifactCreated]:
@@ -161,7 +143,7 @@ class ArtifactWatcher:
         digest = hashlib.sha256()
         size = 0
         try:
-            with os.fdopen(open_inside(self.root, rel, os.O_RDONLY), "rb") as handle:
+            with os.fdopen(guestfs.open_file(self.root, rel)[0], "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
                     size += len(block)

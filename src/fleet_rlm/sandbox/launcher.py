@@ -28,13 +28,12 @@ from typing import Any
 
 from fleet_rlm.errors import Unavailable
 from fleet_rlm.sandbox.options import SandboxOptions
-from fleet_rlm.sandbox.roots import GUEST_ROOT, WorkspaceRoots, ensure_roots
-from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, isolation_level, sandbox_status
+from fleet_rlm.sandbox.roots import GUEST_ROOT, SANDBOX_GID, WorkspaceRoots, ensure_roots
+from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
 from fleet_rlm.sandbox.transport import PipeTransport
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
 GUEST_WORKER = "/opt/fleet/worker.py"
-SANDBOX_GID = 1_499_999_999
 SANDBOX_UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
 WORKER_ENV = {"MALLOC_ARENA_MAX": "2"}
@@ -211,12 +210,11 @@ def prepare_roots(
 ) -> WorkspaceRoots:
     """Create a workspace's roots owned as this host's workers need them (idempotent).
 
-    Under bubblewrap as root each worker runs as its own uid in the sandbox group, so the roots get that group
-    (setgid, 2770); otherwise plain directories. `isolation` defaults to what this host offers.
+    The group and modes are decided in one place, `roots.ensure_roots` (the API creates roots too); `isolation`
+    does not change them: a root worker without bubblewrap ignores the group.
     """
-    level = isolation or isolation_level()
-    gid = SANDBOX_GID if level == "bubblewrap" and os.geteuid() == 0 else None
-    return ensure_roots(workspaces_dir, workspace_id, sandbox_gid=gid)
+    del isolation
+    return ensure_roots(workspaces_dir, workspace_id)
 
 
 def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> LocalWorker:

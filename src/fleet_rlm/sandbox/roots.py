@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet_rlm.errors import InvalidInput
+from fleet_rlm.sandbox import guestfs
 
 GUEST_ROOT = "/workspace"
 SUBDIRS = ("memory", "artifacts", "buffers", "meta")
 MEMORIES_FILE = "MEMORIES.md"
+MEMORIES_MODE = 0o660
+SANDBOX_GID = 1_499_999_999
 MEMORIES_HEADER = "# Memories\n\nDurable notes for this workspace, kept across sessions and sandboxes.\n"
 _WORKSPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -48,25 +51,77 @@ def validate_workspace_id(workspace_id: str) -> str:
     return workspace_id
 
 
-def ensure_roots(workspaces_dir: Path, workspace_id: str, *, sandbox_gid: int | None = None) -> WorkspaceRoots:
-    """Create the roots (idempotent). With `sandbox_gid`, make them group-writable for unprivileged workers.
+def sandbox_gid() -> int | None:
+    """The group workspace roots need on this host: the sandbox group when the host runs as root, else none.
 
-    When the host runs as root, each sandbox runs under its own uid (so RLIMIT_NPROC applies) and a shared
-    group; setgid directories (mode 2770) let successive sandboxes of one workspace edit each other's files.
+    As root each bubblewrap worker runs as its own uid in `SANDBOX_GID`; as an ordinary user the worker keeps
+    the host's uid (a root worker in reduced isolation ignores the group), so no group is needed.
+    """
+    return SANDBOX_GID if os.geteuid() == 0 else None
+
+
+def ensure_roots(workspaces_dir: Path, workspace_id: str) -> WorkspaceRoots:
+    """Create the roots (idempotent), with the modes and group this host's workers need, never through a link.
+
+    Setgid directories (2770, group `sandbox_gid()`) let successive sandboxes of one workspace edit each other's
+    files; MEMORIES.md is always 0660 in that group so the sandbox can append to it whoever created it. Every
+    step is fd-relative (`guestfs`): a root the guest replaced by a link, file or FIFO is renamed aside
+    (`<name>.displaced-<hex>`, the link itself, never its target) and created again; modes and groups are set on
+    the opened descriptors. The guest cannot write `workspaces/` itself (0700, host-owned).
     """
     validate_workspace_id(workspace_id)
-    workspaces_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(workspaces_dir, 0o700)
-    root = workspaces_dir / workspace_id
-    for path in (root, *(root / sub for sub in SUBDIRS)):
-        path.mkdir(exist_ok=True)
-        if sandbox_gid is not None:
-            os.chown(path, -1, sandbox_gid)
-            os.chmod(path, 0o2770)
-    memories = root / "memory" / MEMORIES_FILE
-    if not memories.exists():
-        memories.write_text(MEMORIES_HEADER, encoding="utf-8")
-        if sandbox_gid is not None:
-            os.chown(memories, -1, sandbox_gid)
-            os.chmod(memories, 0o660)
-    return WorkspaceRoots(workspace_id, root)
+    gid = sandbox_gid()
+    dir_mode = 0o2770 if gid is not None else 0o755
+    top = guestfs.open_host_dir(workspaces_dir, create=True)
+    try:
+        guestfs.set_owner_mode(top, mode=0o700)
+        root = _ensure_dir(top, workspace_id, mode=dir_mode, gid=gid)
+    finally:
+        os.close(top)
+    try:
+        for sub in SUBDIRS:
+            fd = _ensure_dir(root, sub, mode=dir_mode, gid=gid)
+            try:
+                if sub == "memory":
+                    _ensure_memories(fd, gid)
+            finally:
+                os.close(fd)
+    finally:
+        os.close(root)
+    return WorkspaceRoots(workspace_id, workspaces_dir / workspace_id)
+
+
+def _ensure_dir(parent: int, name: str, *, mode: int, gid: int | None) -> int:
+    try:
+        fd = guestfs.child_dir(parent, name, create=True, mode=mode)
+    except guestfs.GuestPathError as exc:
+        if exc.kind == "missing":
+            raise
+        guestfs.displace(parent, name)
+        fd = guestfs.child_dir(parent, name, create=True, mode=mode)
+    try:
+        guestfs.set_owner_mode(fd, mode=mode, gid=gid)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _ensure_memories(memory: int, gid: int | None) -> None:
+    """MEMORIES.md: created with the header, or repaired to 0660 and the sandbox group; never through a link."""
+    for attempt in range(2):
+        try:
+            fd = guestfs.child_file(memory, MEMORIES_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode=MEMORIES_MODE)
+            header = MEMORIES_HEADER.encode("utf-8")
+        except FileExistsError:
+            try:
+                fd, header = guestfs.child_file(memory, MEMORIES_FILE, os.O_WRONLY | os.O_APPEND), b""
+            except guestfs.GuestPathError:  # a link, FIFO, device, directory or hard-linked file: not memory
+                if attempt:
+                    raise
+                guestfs.displace(memory, MEMORIES_FILE)
+                continue
+        with os.fdopen(fd, "wb") as handle:
+            guestfs.set_owner_mode(fd, mode=MEMORIES_MODE, gid=gid)
+            handle.write(header)
+        return

@@ -55,7 +55,7 @@ def test_a_directory_is_listed_and_its_text_files_concatenated(workspace: Path, 
     assert doc.text.startswith("Directory artifacts/run1/ (3 files):\na.txt (6 B)\nimage.png")
     assert "--- artifacts/run1/a.txt ---\nalpha\n" in doc.text
     assert "--- artifacts/run1/sub/b.csv ---\nx,y\n1,2\n" in doc.text
-    assert "Not included (binary, unreadable or outside the workspace): artifacts/run1/image.png" in doc.text
+    assert "Not included (binary, unreadable, a link or a special file): artifacts/run1/image.png" in doc.text
     assert "refs/heads" not in doc.text
     assert doc.truncated is False
 
@@ -104,11 +104,14 @@ def test_symlink_escaping_the_workspace_is_refused(workspace: Path, ctx_settings
     assert "memory/link.txt" in doc.text.split("Not included")[1]
 
 
-def test_symlink_inside_the_workspace_is_followed(workspace: Path, ctx_settings: Settings) -> None:
+def test_symlink_inside_the_workspace_is_refused_too(workspace: Path, ctx_settings: Settings) -> None:
+    """The guest can swap a link's target at any moment, so the host follows none, even one pointing inside."""
     (workspace / "artifacts" / "real.txt").write_text("real content")
     (workspace / "memory" / "alias.txt").symlink_to(workspace / "artifacts" / "real.txt")
-    doc = _load("memory/alias.txt", workspace, ctx_settings)
-    assert doc.text == "real content" and doc.info["source_path"] == "artifacts/real.txt"
+    with pytest.raises(FleetError) as caught:
+        _load("memory/alias.txt", workspace, ctx_settings)
+    assert (caught.value.code, caught.value.status) == ("context_path_invalid", 403)
+    assert _load("artifacts/real.txt", workspace, ctx_settings).text == "real content"
 
 
 def test_workspace_file_over_upload_limit(workspace: Path, tmp_path: Path) -> None:

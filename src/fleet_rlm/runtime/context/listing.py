@@ -1,54 +1,45 @@
-"""Walk a directory inside the workspace without leaving it: tree listings and bounded text gathering.
+"""Walk a directory of the workspace without leaving it: tree listings and bounded text gathering.
 
-Shared by repository and path sources. Directory symlinks are never followed; file symlinks are read only
-when they resolve inside `boundary` (the workspace root), so a link to /etc/passwd lists but is not read.
+Shared by repository and path sources. Everything goes through `sandbox.guestfs`: directories are entered
+fd-relative without following links, and links, FIFOs and devices are listed but never read (even a link that
+points inside: the guest can swap its target between any check and the read).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context.convert import convert_bytes
+from fleet_rlm.sandbox import guestfs
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
+WALK_MAX_ENTRIES = 100_000
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Files under `root` as relative paths, sorted per directory, skipping VCS and dependency folders."""
-    for current, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(name for name in dirs if name not in SKIP_DIRS)
-        base = Path(current)
-        for name in sorted(files):
-            yield (base / name).relative_to(root)
+def walk_files(root: Path, rel: str = "") -> Iterator[tuple[str, guestfs.Entry]]:
+    """(path relative to `root/rel`, entry) of everything but directories, sorted per directory, skipping VCS
+    and dependency folders; at most `WALK_MAX_ENTRIES` entries are looked at."""
+    start = guestfs.normalized(rel)
+    cut = len(start) + 1 if start else 0
+    for entry in guestfs.walk(root, start, max_entries=WALK_MAX_ENTRIES, skip_dirs=SKIP_DIRS):
+        if entry.kind != "dir":
+            yield entry.rel[cut:], entry
 
 
-def tree_listing(root: Path, *, max_entries: int) -> tuple[str, int, bool]:
+def tree_listing(root: Path, rel: str = "", *, max_entries: int) -> tuple[str, int, bool]:
     """One `path (size)` line per file, at most `max_entries`; returns (text, total files, truncated)."""
     lines: list[str] = []
     total = 0
-    for relative in walk_files(root):
+    for relative, entry in walk_files(root, rel):
         total += 1
         if len(lines) < max_entries:
-            try:
-                size = (root / relative).lstat().st_size
-            except OSError:
-                continue
-            lines.append(f"{relative.as_posix()} ({_human(size)})")
+            lines.append(f"{relative} ({_human(entry.size)})")
     if total > len(lines):
         lines.append(f"... {total - len(lines)} more files not listed")
     return "\n".join(lines), total, total > max_entries
-
-
-def contained(path: Path, boundary: Path) -> bool:
-    """True when `path`, with every symlink resolved, lies inside `boundary` (already resolved)."""
-    try:
-        return path.resolve(strict=True).is_relative_to(boundary)
-    except (OSError, RuntimeError):
-        return False
 
 
 @dataclass
@@ -59,20 +50,16 @@ class Gathered:
     skipped: list[str] = field(default_factory=list)
 
 
-def gather_texts(root: Path, *, boundary: Path, label: str, max_chars: int) -> Gathered:
-    """Readable files under `root` as `--- label/path ---` sections, `max_chars` in all; unreadable ones skipped."""
+def gather_texts(root: Path, rel: str = "", *, label: str, max_chars: int) -> Gathered:
+    """Readable files under `root/rel` as `--- label/path ---` sections, `max_chars` in all; others skipped."""
     out = Gathered()
-    for relative in walk_files(root):
+    for relative, entry in walk_files(root, rel):
         budget = max_chars - out.chars
         if budget <= 0:
             out.truncated = True
             break
-        full = root / relative
-        shown = f"{label.rstrip('/')}/{relative.as_posix()}" if label else relative.as_posix()
-        if not contained(full, boundary):
-            out.skipped.append(shown)
-            continue
-        text, clipped = _file_text(full, shown, budget)
+        shown = f"{label.rstrip('/')}/{relative}" if label else relative
+        text, clipped = _file_text(root, entry, budget) if entry.kind == "file" else (None, False)
         if text is None:
             out.skipped.append(shown)
             continue
@@ -84,19 +71,18 @@ def gather_texts(root: Path, *, boundary: Path, label: str, max_chars: int) -> G
     return out
 
 
-def _file_text(path: Path, shown: str, budget: int) -> tuple[str | None, bool]:
+def _file_text(root: Path, entry: guestfs.Entry, budget: int) -> tuple[str | None, bool]:
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            data = handle.read(budget if size > budget else size)
-    except OSError:
+        data, info = guestfs.read_bytes(root, entry.rel, max_bytes=budget)
+    except OSError:  # swapped for a link, FIFO or device since it was listed, or unreadable
         return None, False
+    size = info.st_size
     try:
         if size > budget:  # only the head of an oversized text file; binary formats need the whole file
             if b"\x00" in data[:8192]:
                 return None, False
             return data.decode("utf-8", "replace")[:budget], True
-        text = convert_bytes(data, name=path.name, media_type=None).text
+        text = convert_bytes(data, name=entry.name, media_type=None).text
     except FleetError:
         return None, False
     return (text[:budget], True) if len(text) > budget else (text, False)

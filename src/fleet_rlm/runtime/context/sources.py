@@ -17,8 +17,9 @@ from fleet_rlm.runtime.context.failures import FILE_MISSING, SOURCE_INVALID, TOO
 from fleet_rlm.runtime.context.fetch import fetch_url
 from fleet_rlm.runtime.context.listing import gather_texts, tree_listing
 from fleet_rlm.runtime.context.repo import clone_repo, redact
-from fleet_rlm.runtime.context.wspath import resolve_workspace_path
+from fleet_rlm.runtime.context.wspath import path_error, read_workspace_bytes, workspace_entry
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource
+from fleet_rlm.sandbox import guestfs
 
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
 
@@ -155,11 +156,15 @@ def load_repo(
         listing,
     ]
     readme_truncated = False
-    readme = next((root / name for name in README_NAMES if (root / name).is_file()), None)
-    if readme is not None:
-        text = readme.read_bytes()[: limits.readme_max_chars * 4].decode("utf-8", "replace")
+    for readme in README_NAMES:
+        try:
+            data, _info = guestfs.read_bytes(root, readme, max_bytes=limits.readme_max_chars * 4)
+        except OSError:  # missing, a directory, a link or a special file: not a README
+            continue
+        text = data.decode("utf-8", "replace")
         readme_truncated = len(text) > limits.readme_max_chars
-        lines += ["", f"--- {readme.name} ---", text[: limits.readme_max_chars]]
+        lines += ["", f"--- {readme} ---", text[: limits.readme_max_chars]]
+        break
     return write_document(
         workspace_dir,
         name=source.name or url,
@@ -181,17 +186,19 @@ def load_repo(
 def load_path(
     source: ContextSource, *, workspace_dir: Path, settings: Settings, limits: ContextLimits
 ) -> LoadedDocument:
+    """A workspace file or directory, read fd-relative through `sandbox.guestfs` (links are refused or skipped)."""
     if not source.path:
         raise _missing("path", "path")
-    resolved, relative = resolve_workspace_path(workspace_dir, source.path)
+    relative, kind = workspace_entry(workspace_dir, source.path)
     shown = relative or "."
     name = source.name or shown
-    if resolved.is_file():
-        size = resolved.stat().st_size
-        if size > settings.upload_max_bytes:
-            raise _too_large(f"workspace file {shown!r}", size, settings.upload_max_bytes, "upload_max_bytes")
+    if kind == "file":
+        limit = settings.upload_max_bytes
+        data, size = read_workspace_bytes(workspace_dir, relative, max_bytes=limit + 1)
+        if size > limit or len(data) > limit:
+            raise _too_large(f"workspace file {shown!r}", max(size, len(data)), limit, "upload_max_bytes")
         converted = convert_bytes(
-            resolved.read_bytes(), name=resolved.name, media_type=source.media_type, limits=document_limits(settings)
+            data, name=relative.rsplit("/", 1)[-1], media_type=source.media_type, limits=document_limits(settings)
         )
         return write_document(
             workspace_dir,
@@ -201,12 +208,16 @@ def load_path(
             media_type=converted.media_type,
             info={"source_path": shown, "bytes": size, **converted.info},
         )
-    boundary = workspace_dir.resolve()
-    listing, files, listing_truncated = tree_listing(resolved, max_entries=limits.listing_max_entries)
-    gathered = gather_texts(resolved, boundary=boundary, label=relative, max_chars=limits.dir_max_chars)
+    try:
+        listing, files, listing_truncated = tree_listing(
+            workspace_dir, relative, max_entries=limits.listing_max_entries
+        )
+        gathered = gather_texts(workspace_dir, relative, label=relative, max_chars=limits.dir_max_chars)
+    except OSError as exc:  # the directory was swapped for a link or removed meanwhile
+        raise path_error(source.path, exc) from None
     parts = [f"Directory {shown}/ ({files} files):\n{listing}", *gathered.sections]
     if gathered.skipped:
-        parts.append("Not included (binary, unreadable or outside the workspace): " + ", ".join(gathered.skipped))
+        parts.append("Not included (binary, unreadable, a link or a special file): " + ", ".join(gathered.skipped))
     return write_document(
         workspace_dir,
         name=name,

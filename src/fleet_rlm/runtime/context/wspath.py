@@ -1,15 +1,20 @@
-"""Resolve a user-given path inside the workspace, refusing anything that could reach outside it.
+"""User-given paths inside the workspace, checked and read only through `sandbox.guestfs`.
 
 Relative paths only, no `..` component (even one that would stay inside: the rule is easier to trust than the
-arithmetic), and after resolving every symlink the target must still lie under the workspace root.
+arithmetic). The workspace is guest-writable, so nothing is resolved by name: every component is opened
+relative to its parent's descriptor without following links, and a link anywhere on the way is refused (even
+one pointing inside: the guest can swap its target at any moment).
 """
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context.failures import PATH_INVALID, context_error
+from fleet_rlm.sandbox import guestfs
+
+_STATUS = {"missing": 404, "not_dir": 404, "link": 403, "linked": 403}
 
 
 def _invalid(raw: str, why: str, *, status: int = 422) -> FleetError:
@@ -22,23 +27,34 @@ def _invalid(raw: str, why: str, *, status: int = 422) -> FleetError:
     )
 
 
-def resolve_workspace_path(workspace_dir: Path, raw: str) -> tuple[Path, str]:
-    """(resolved absolute path, normalized relative path) of an existing file or directory in the workspace."""
-    if not raw or not raw.strip() or "\x00" in raw:
+def path_error(raw: str, exc: OSError) -> FleetError:
+    """The typed error of a refused or failed workspace access (never a bare OSError)."""
+    if isinstance(exc, guestfs.GuestPathError):
+        why = "does not exist" if exc.kind in ("missing", "not_dir") else exc.why
+        return _invalid(raw, why, status=_STATUS.get(exc.kind, 422))
+    return _invalid(raw, f"cannot be read ({type(exc).__name__})")
+
+
+def workspace_entry(workspace_dir: Path, raw: str) -> tuple[str, str]:
+    """(normalized relative path, "file" or "dir") of an existing entry, reached without following any link."""
+    if not raw or not raw.strip():
         raise _invalid(raw, "is empty or malformed")
-    candidate = PurePosixPath(raw.replace("\\", "/"))
-    if candidate.is_absolute() or raw.startswith("~") or Path(raw).is_absolute():
-        raise _invalid(raw, "is absolute")
-    if ".." in candidate.parts:
-        raise _invalid(raw, "contains '..'")
-    root = workspace_dir.resolve()
     try:
-        resolved = (root / candidate).resolve(strict=True)
-    except FileNotFoundError:
-        raise _invalid(raw, "does not exist", status=404) from None
-    except (OSError, RuntimeError) as exc:  # symlink loops, permission errors
-        raise _invalid(raw, f"cannot be resolved ({type(exc).__name__})") from exc
-    if not resolved.is_relative_to(root):
-        raise _invalid(raw, "points outside the workspace (symlink)", status=403)
-    relative = resolved.relative_to(root).as_posix()
-    return resolved, relative if relative != "." else ""
+        relative = guestfs.normalized(raw)
+        kind = guestfs.kind_of(guestfs.lstat(workspace_dir, relative).st_mode)
+    except OSError as exc:
+        raise path_error(raw, exc) from None
+    if kind == "symlink":
+        raise _invalid(raw, "is a symbolic link", status=403)
+    if kind == "other":
+        raise _invalid(raw, "is not a regular file or directory (FIFO, socket or device)")
+    return relative, kind
+
+
+def read_workspace_bytes(workspace_dir: Path, relative: str, *, max_bytes: int) -> tuple[bytes, int]:
+    """(at most `max_bytes` of the file, its full size); a link or special file swapped in meanwhile is refused."""
+    try:
+        data, info = guestfs.read_bytes(workspace_dir, relative, max_bytes=max_bytes)
+    except OSError as exc:
+        raise path_error(relative, exc) from None
+    return data, info.st_size
