@@ -19,15 +19,75 @@ PACKAGE = ROOT / "src" / "fleet_rlm"
 
 # path-based calls on `os` / `os.path`
 OS_CALLS = frozenset(
-    "open walk listdir scandir stat lstat chmod lchmod chown lchown makedirs mkdir remove unlink rename replace"
-    " rmdir removedirs symlink link readlink mkfifo mknod truncate utime access exists lexists isfile isdir"
-    " islink realpath getsize getmtime".split()
+    [
+        "open",
+        "walk",
+        "listdir",
+        "scandir",
+        "stat",
+        "lstat",
+        "chmod",
+        "lchmod",
+        "chown",
+        "lchown",
+        "makedirs",
+        "mkdir",
+        "remove",
+        "unlink",
+        "rename",
+        "replace",
+        "rmdir",
+        "removedirs",
+        "symlink",
+        "link",
+        "readlink",
+        "mkfifo",
+        "mknod",
+        "truncate",
+        "utime",
+        "access",
+        "exists",
+        "lexists",
+        "isfile",
+        "isdir",
+        "islink",
+        "realpath",
+        "getsize",
+        "getmtime",
+    ]
 )
 # methods of pathlib.Path (and friends) that resolve a name; `.replace`/`.group`/`.walk` are too ambiguous
 PATH_METHODS = frozenset(
-    "open read_text read_bytes write_text write_bytes iterdir glob rglob resolve mkdir touch unlink rmdir"
-    " symlink_to hardlink_to chmod lchmod stat lstat exists is_file is_dir is_symlink is_fifo readlink samefile"
-    " rename owner".split()
+    [
+        "open",
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "iterdir",
+        "glob",
+        "rglob",
+        "resolve",
+        "mkdir",
+        "touch",
+        "unlink",
+        "rmdir",
+        "symlink_to",
+        "hardlink_to",
+        "chmod",
+        "lchmod",
+        "stat",
+        "lstat",
+        "exists",
+        "is_file",
+        "is_dir",
+        "is_symlink",
+        "is_fifo",
+        "readlink",
+        "samefile",
+        "rename",
+        "owner",
+    ]
 )
 WHOLE_MODULES = frozenset({"shutil", "tempfile", "glob"})
 
@@ -92,7 +152,7 @@ def _offence(call: ast.Call) -> str | None:
     base = _dotted(func.value)
     if base in ("os", "os.path") and func.attr in OS_CALLS:
         return f"{base}.{func.attr}("
-    if base in WHOLE_MODULES or base == "io" and func.attr == "open":
+    if base in WHOLE_MODULES or (base == "io" and func.attr == "open"):
         return f"{base}.{func.attr}("
     if base in ("guestfs", "os", "os.path", "ast", "re") or base.endswith(".guestfs"):
         return None
@@ -112,9 +172,9 @@ def offences() -> list[str]:
                 for inner in ast.walk(node):
                     functions.setdefault(id(inner), node.name)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and (what := _offence(node)):
-                if not _allowed(module, functions.get(id(node))):
-                    found.append(f"{module}:{node.lineno}: {what}")
+            what = _offence(node) if isinstance(node, ast.Call) else None
+            if what and not _allowed(module, functions.get(id(node))):
+                found.append(f"{module}:{node.lineno}: {what}")
     return found
 
 
