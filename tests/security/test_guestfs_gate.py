@@ -106,6 +106,10 @@ ALLOWED: dict[str, str] = {
     "api/spa.py": "serves the bundled UI build from the package",
     "ui/__init__.py": "locates the bundled UI build in the package",
     "runtime/context/sources.py:load_file": "attachments live in <data_dir>/attachments (host-only)",
+    "runtime/context/convert.py:check_upload": "an upload spooled to host-only storage",
+    "runtime/docsafe/zipguard.py": "opens members of an in-memory zip archive, not files",
+    "runtime/docsafe/pool.py": "locates the package for the converter subprocess",
+    "runtime/docsafe/worker.py": "the converter subprocess reads its own /proc/self",
     # context documents, fetched URLs and clones: moving to a host-only per-session directory, read-only to the
     # guest (issue 13 item 4). Until that lands their buffers/context and clone writes are the known exception.
     "runtime/context/documents.py": "writes the per-session context directory (host-only, read-only to the guest)",
