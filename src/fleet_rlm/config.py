@@ -35,6 +35,14 @@ SECRET_FIELDS = frozenset(
 )
 
 
+MIN_JWT_SECRET_BYTES = 32
+
+
+def split_list(value: str | None) -> list[str]:
+    """The entries of a comma-separated setting, stripped, empty ones dropped."""
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
 class ConfigError(ValueError):
     """A setting or the policy file is wrong; the message says which and what to do."""
 
@@ -76,6 +84,20 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address `fleet web` and `serve-api` bind to.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port `fleet web` and `serve-api` bind to.")
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info", description="Server log level.")
+    allowed_hosts: str | None = Field(
+        default=None,
+        description=(
+            "Comma-separated extra `Host` names the server answers to (loopback names, `host` and the address a "
+            "request arrived on are always allowed); `*` allows any. Set the public name when binding 0.0.0.0."
+        ),
+    )
+    allowed_origins: str | None = Field(
+        default=None,
+        description=(
+            "Comma-separated extra browser origins (scheme://host[:port]) allowed to open WebSockets and send "
+            "POST/PUT/PATCH/DELETE, e.g. a separately served UI; the server's own origin is always allowed."
+        ),
+    )
 
     # --- auth ----------------------------------------------------------------------------------------------
     auth_mode: AuthMode = Field(
@@ -220,6 +242,26 @@ class Settings(BaseSettings):
     )
     daytona_auto_stop_minutes: int = Field(default=15, ge=0, description="Stop idle sandboxes after this.")
     daytona_auto_delete_minutes: int = Field(default=60, ge=-1, description="Delete stopped sandboxes after.")
+
+    @field_validator("jwt_secret", mode="after")
+    @classmethod
+    def _strong_jwt_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        secret = value.get_secret_value() if value is not None else ""
+        if secret and len(secret.encode()) < MIN_JWT_SECRET_BYTES:
+            raise ValueError(
+                f"FLEET_JWT_SECRET must be at least {MIN_JWT_SECRET_BYTES} bytes "
+                "(generate one with `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+            )
+        return value
+
+    @field_validator("allowed_origins", mode="after")
+    @classmethod
+    def _origins_are_origins(cls, value: str | None) -> str | None:
+        for origin in split_list(value):
+            scheme, _, rest = origin.partition("://")
+            if scheme not in ("http", "https") or not rest or "/" in rest:
+                raise ValueError(f"{origin!r} is not an origin; write scheme://host[:port] without a path")
+        return value
 
     @field_validator("data_dir", mode="after")
     @classmethod

@@ -26,6 +26,8 @@ export default defineConfig({
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        // a DNS-rebinding name: resolves to loopback, so the server must refuse it by its Host header
+        "--host-resolver-rules=MAP rebind.test 127.0.0.1",
       ],
     },
   },

@@ -135,3 +135,20 @@ def test_another_users_attachment_is_404(settings: Settings) -> None:
         assert_error(staged, 404, "not_found")
         assert client.get(f"/api/v1/attachments/{attachment}/content", headers=alice).text == "secret"
         assert_error(client.post("/api/v1/attachments", json={"text": "x"}), 401, "unauthorized")
+
+
+def test_a_truncated_multipart_body_is_400_and_stores_nothing(settings: Settings) -> None:
+    """A body cut before its closing boundary (or shorter than its Content-Length) is refused, not half-stored."""
+    part = b'--B\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n'
+    whole = part + b"hello world\r\n--B--\r\n"
+    cut = [part + b"hello wor", part + b"hello world\r\n--B", part]
+    headers = {"Content-Type": "multipart/form-data; boundary=B"}
+    with TestClient(create_app(settings)) as client:
+        for body in cut:
+            assert_error(client.post("/api/v1/attachments", content=body, headers=headers), 400, "upload_incomplete")
+        longer = {**headers, "Content-Length": str(len(whole) + 500)}
+        assert_error(client.post("/api/v1/attachments", content=part, headers=longer), 400, "upload_incomplete")
+        assert _files_under(settings.data_dir / "attachments") == []
+        created = client.post("/api/v1/attachments", content=whole, headers=headers)
+        assert created.status_code == 201, created.text
+        assert created.json()["size"] == len(b"hello world")

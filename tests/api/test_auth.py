@@ -229,3 +229,56 @@ def test_oidc_unreachable_jwks_is_503(settings: Settings, signing_key: rsa.RSAPr
         response = client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {_oidc_token(signing_key)}"})
         body = assert_error(response, 503, "oidc_unavailable")
         assert "FLEET_OIDC_JWKS_URL" in body["action"]
+
+
+@pytest.mark.parametrize(
+    "sub",
+    ["ali\x00ce", "alice\n", "\u202eecila", "zero\u200bwidth", " alice", "", "x" * 256, 42, None],
+    ids=["nul", "newline", "bidi", "zero-width", "space", "empty", "long", "int", "null"],
+)
+def test_a_token_subject_with_control_chars_is_401_and_creates_no_user(settings: Settings, sub: object) -> None:
+    from sqlalchemy import func, select
+
+    from fleet_rlm.store.models import User
+
+    async def user_count(db: Any) -> int:
+        async with db.session() as s:
+            return int((await s.execute(select(func.count()).select_from(User))).scalar_one())
+
+    secured = token_settings(settings)
+    token = jwt.encode({"sub": sub, "exp": int(time.time()) + 60}, SECRET, algorithm="HS256")
+    with TestClient(create_app(secured)) as client:
+        before = on_app(client, user_count)
+        response = client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+        assert_error(response, 401, "invalid_token_subject" if isinstance(sub, str) else "unauthorized")
+        assert on_app(client, user_count) == before
+    if isinstance(sub, str):
+        with pytest.raises(ValueError):
+            mint_token(secured, sub)
+
+
+def test_a_short_jwt_secret_is_refused(settings: Settings) -> None:
+    from pydantic import SecretStr
+
+    from fleet_rlm.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError) as refused:
+        load_settings(_env_file=None, jwt_secret="x")
+    assert "at least 32 bytes" in str(refused.value) and "\n" not in str(refused.value)
+    assert load_settings(_env_file=None, jwt_secret="k" * 32).jwt_secret is not None
+    short = settings.model_copy(update={"auth_mode": "token", "jwt_secret": SecretStr("short")})
+    with TestClient(create_app(short)) as client:
+        body = assert_error(
+            client.get("/api/v1/auth/me", headers={"Authorization": "Bearer x"}), 503, "auth_misconfigured"
+        )
+        assert "32 bytes" in body["action"]
+
+
+def test_fleet_web_with_a_short_jwt_secret_exits_with_one_line(tmp_path: Any) -> None:
+    from tests.cli.helpers import cli_env, run_cli
+
+    env = cli_env(tmp_path, FLEET_JWT_SECRET="x", FLEET_AUTH_MODE="token")
+    refused = run_cli("fleet", ["web", "--port", "9"], env, timeout=60)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error[config_invalid]") and len(refused.stderr.strip().splitlines()) == 1
+    assert "FLEET_JWT_SECRET must be at least 32 bytes" in refused.stderr

@@ -167,3 +167,34 @@ def test_token_mode_needs_a_single_use_ticket(settings: Settings, lm: FakeLMServ
             f"/api/v1/ws/execution/events?session_id={alice_session}&ticket={bob_ticket}"
         ) as ws:
             assert ws.receive_json()["code"] == "not_found"
+
+
+def test_deep_binary_and_huge_frames_get_error_frames_and_the_socket_stays_open(client: TestClient) -> None:
+    deep_array = "[" * 100_000 + "]" * 100_000
+    deep_args = '{"type": "command", "command": "ping", "args": ' + '{"a": ' * 60_000 + "1" + "}" * 60_001
+    unbalanced = '{"type": "command", "args": ' + "[" * 80_000
+    with client.websocket_connect("/api/v1/ws/execution") as ws:
+        for text in (deep_array, deep_args, unbalanced):
+            ws.send_text(text)
+            reply = ws.receive_json()
+            assert (reply["type"], reply["code"]) == ("error", "frame_too_deep"), reply
+        ws.send_bytes(b'{"type": "command", "command": "ping"}')
+        assert ws.receive_json()["code"] == "invalid_frame"
+        nested_ok = {"type": "command", "command": "ping", "args": {"a": [[[{"b": "[[[[["}]]]}}
+        ws.send_json(nested_ok)
+        assert ws.receive_json() == {"type": "result", "command": "ping", "data": {"pong": True}}
+
+
+@pytest.mark.parametrize("mode", ["none", "token"])
+def test_a_foreign_origin_is_refused_in_every_auth_mode(settings: Settings, lm: FakeLMServer, mode: str) -> None:
+    configured = _configure(settings, lm, auth_mode=mode, jwt_secret=SecretStr("x" * 40))
+    with TestClient(create_app(configured)) as client:
+        with client.websocket_connect("/api/v1/ws/execution", headers={"Origin": "http://evil.example"}) as ws:
+            assert ws.receive_json()["code"] == "origin_not_allowed"
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+            assert (closed.value.code, closed.value.reason) == (4403, "origin_not_allowed")
+        auth = {"Authorization": f"Bearer {mint_token(configured, 'alice')}"} if mode == "token" else {}
+        refused = client.post("/api/v1/sessions", json={}, headers={**auth, "Origin": "null"})
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "origin_not_allowed")
+        assert client.post("/api/v1/sessions", json={}, headers=auth).status_code == 201

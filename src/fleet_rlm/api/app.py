@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from fleet_rlm import __version__
 from fleet_rlm.api import spa
+from fleet_rlm.api.browser_guard import BrowserGuard
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
 from fleet_rlm.api.routes import (
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, settings=settings)
+    app.add_middleware(BrowserGuard, settings=settings)  # added last = outermost: refuses before any body is read
     app.include_router(health.router)
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)

@@ -14,12 +14,21 @@ from typing import IO, Any
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from fleet_rlm.errors import FleetError, InvalidInput
 
 MAX_FIELD_BYTES = 64 * 1024
 MAX_FIELDS = 16
+
+
+def incomplete() -> FleetError:
+    return FleetError(
+        "the upload ended before its closing multipart boundary",
+        code="upload_incomplete",
+        status=400,
+        action="send the whole file again (the connection was cut or the body was truncated)",
+    )
 
 
 def too_large(limit: int) -> FleetError:
@@ -61,6 +70,7 @@ class _Receiver:
         self.header_value = b""
         self.file: _Part | None = None
         self.fields: dict[str, str] = {}
+        self.ended = False
 
     def callbacks(self) -> dict[str, Any]:
         return {
@@ -71,6 +81,7 @@ class _Receiver:
             "on_headers_finished": self.on_headers_finished,
             "on_part_data": self.on_part_data,
             "on_part_end": self.on_part_end,
+            "on_end": self.on_end,
         }
 
     def _add(self, attr: str, chunk: bytes) -> None:
@@ -109,13 +120,19 @@ class _Receiver:
                 raise InvalidInput(f"form field {self.part.name!r} is too long", action="keep fields under 64 KiB")
             self.part.data.extend(chunk)
 
+    def on_end(self) -> None:
+        self.ended = True
+
     def on_part_end(self) -> None:
         if self.part is not self.file and self.part.name:
             self.fields[self.part.name] = self.part.data.decode("utf-8", "replace")
 
 
 async def receive_upload(request: Request, dest: Path, *, max_bytes: int) -> UploadedFile:
-    """Write the request's single file part to `dest`; raises 413/422 FleetErrors (and leaves `dest` to clean up)."""
+    """Write the request's single file part to `dest`; raises 400/413/422 FleetErrors (the caller removes `dest`).
+
+    Only a body that reaches its closing boundary counts: a truncated one is `400 upload_incomplete`.
+    """
     _, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
     if not boundary:
@@ -133,6 +150,10 @@ async def receive_upload(request: Request, dest: Path, *, max_bytes: int) -> Upl
             raise InvalidInput(
                 "the multipart body is malformed", code="invalid_multipart", action="send valid multipart/form-data"
             ) from exc
+        except ClientDisconnect as exc:  # fewer bytes than Content-Length, then the connection closed
+            raise incomplete() from exc
+    if not receiver.ended:  # python-multipart's finalize() accepts a body cut before its closing boundary
+        raise incomplete()
     if receiver.file is None:
         raise InvalidInput("the upload has no file part", code="missing_file", action="send the file in a `file` field")
     content_type = receiver.file.headers.get(b"content-type", b"").decode("latin-1").strip() or None

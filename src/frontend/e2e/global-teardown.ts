@@ -1,15 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { ServerState } from "./servers";
-import { STATE_FILE } from "./servers";
+import { STATE_FILE, stopServers } from "./servers";
 
-// Stops exactly the process groups globalSetup started (SIGTERM lets uvicorn and the fake LM shut down cleanly).
+// Stops exactly the process groups globalSetup started.
 export default async function globalTeardown(): Promise<void> {
-  const state = JSON.parse(readFileSync(STATE_FILE, "utf8")) as ServerState;
-  for (const pid of state.pids) {
-    try {
-      process.kill(-pid, "SIGTERM");
-    } catch {
-      /* already gone */
-    }
-  }
+  stopServers(JSON.parse(readFileSync(STATE_FILE, "utf8")) as ServerState);
 }

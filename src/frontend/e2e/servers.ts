@@ -46,11 +46,16 @@ async function waitFor(check: () => Promise<boolean> | boolean, what: string, ti
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export async function startServers(): Promise<ServerState> {
+export interface StackOptions {
+  answer?: string; // what the fake model answers every program with (RLM steps SUBMIT it)
+  env?: NodeJS.ProcessEnv; // extra settings for `fleet web`
+}
+
+export async function startServers(options: StackOptions = {}): Promise<ServerState> {
   const root = mkdtempSync(path.join(tmpdir(), "fleet-ui-e2e-"));
   const ready = path.join(root, "lm.ready");
   const lm = start(
-    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", "--auto", ANSWER, "--latency", process.env.FAKE_LM_LATENCY ?? "0.6", "--ready-file", ready],
+    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", "--auto", options.answer ?? ANSWER, "--latency", process.env.FAKE_LM_LATENCY ?? "0.6", "--ready-file", ready],
     {},
     path.join(root, "fake-lm.log"),
   );
@@ -60,7 +65,7 @@ export async function startServers(): Promise<ServerState> {
   const dataDir = path.join(root, "data");
   const web = start(
     ["fleet", "web", "--port", String(port)],
-    { FLEET_DATA_DIR: dataDir, DSPY_LM_MODEL: "openai/fake-model", DSPY_LM_API_BASE: lmUrl, DSPY_LLM_API_KEY: "fake", FLEET_AUTH_MODE: "none" },
+    { FLEET_DATA_DIR: dataDir, DSPY_LM_MODEL: "openai/fake-model", DSPY_LM_API_BASE: lmUrl, DSPY_LLM_API_KEY: "fake", FLEET_AUTH_MODE: "none", ...options.env },
     path.join(root, "fleet-web.log"),
   );
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -69,4 +74,15 @@ export async function startServers(): Promise<ServerState> {
     return fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
   }, "fleet web");
   return { baseUrl, lmUrl, dataDir, pids: [lm.pid!, web.pid!] };
+}
+
+/** Stops exactly the process groups `startServers` started (SIGTERM lets uvicorn and the fake LM exit cleanly). */
+export function stopServers(state: ServerState): void {
+  for (const pid of state.pids) {
+    try {
+      process.kill(-pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
+  }
 }

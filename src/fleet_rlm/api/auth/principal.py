@@ -11,8 +11,8 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fleet_rlm.api.auth.tokens import check_subject
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import FleetError
 from fleet_rlm.sandbox import ensure_roots
 from fleet_rlm.store import Database, new_id
 from fleet_rlm.store.models import User
@@ -34,15 +34,8 @@ class Principal:
 
 
 def check_user_name(name: object) -> str:
-    """A user name from a token must be a non-empty string that fits the users table."""
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
-        raise FleetError(
-            "the token's subject is not a usable user name",
-            code="unauthorized",
-            status=401,
-            action=f"issue a token whose `sub` is 1-{MAX_NAME} characters",
-        )
-    return name
+    """A user name from a token must be a printable string that fits the users table (see check_subject)."""
+    return check_subject(name)
 
 
 async def principal_for_name(

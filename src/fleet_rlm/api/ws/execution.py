@@ -38,7 +38,13 @@ class ExecutionSocket:
     async def serve(self) -> None:
         try:
             while True:
-                text = await self.websocket.receive_text()
+                message = await self.websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is None:  # a binary frame: answer it like any bad frame, keep the socket
+                    await self.send(error_frame("invalid_frame", "frames must be JSON text, not binary"))
+                    continue
                 await self.handle(text)
         except WebSocketDisconnect:
             pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -10,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fleet_rlm.api.turns.inputs import MessageFrame
 
 MAX_FRAME_BYTES = 2 * 1024 * 1024
+MAX_FRAME_DEPTH = 32
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 class CancelFrame(BaseModel):
@@ -35,9 +39,28 @@ class FrameError(Exception):
 FRAME_TYPES: dict[str, type[BaseModel]] = {"message": MessageFrame, "cancel": CancelFrame, "command": CommandFrame}
 
 
+def nesting_within(text: str, limit: int = MAX_FRAME_DEPTH) -> bool:
+    """Whether `text`'s arrays/objects nest at most `limit` deep (unbalanced text counts as deep when long).
+
+    Checked before `json.loads`, whose recursion a frame nested 100k deep would exhaust. Strings are dropped
+    first (brackets inside them do not nest); then each round removes the innermost `[]`/`{}` pairs, in C.
+    """
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    for _ in range(limit):
+        if not brackets:
+            return True
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if shorter == brackets:  # mismatched: json.loads rejects it, and recurses at most this deep first
+            return len(brackets) <= limit
+        brackets = shorter
+    return not brackets
+
+
 def parse_frame(text: str) -> BaseModel:
     if len(text.encode()) > MAX_FRAME_BYTES:
         raise FrameError("frame_too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
+    if not nesting_within(text):
+        raise FrameError("frame_too_deep", f"frames may nest arrays and objects at most {MAX_FRAME_DEPTH} deep")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
