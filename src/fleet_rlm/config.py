@@ -108,6 +108,20 @@ class Settings(BaseSettings):
     oidc_jwks_url: str | None = Field(default=None, description="JWKS URL for auth_mode=oidc.")
     oidc_issuer: str | None = Field(default=None, description="Expected `iss` for auth_mode=oidc.")
     oidc_audience: str | None = Field(default=None, description="Expected `aud` for auth_mode=oidc.")
+    admin_users: str | None = Field(
+        default=None,
+        description="Comma-separated user names (token `sub`) who are admins in token/oidc modes (see security.md).",
+    )
+    oidc_admin_claim: str | None = Field(
+        default=None, description="auth_mode=oidc: a claim (e.g. groups, roles) that makes a user an admin..."
+    )
+    oidc_admin_value: str | None = Field(
+        default=None, description="...when it equals, or is a list containing, this value (e.g. fleet-admin)."
+    )
+    allow_private_lm_bases: bool = Field(
+        default=False,
+        description="token/oidc: allow LLM profiles whose api_base is loopback, private or link-local.",
+    )
     secret_key: SecretStr | None = Field(
         default=None,
         description="Fernet key encrypting stored API keys; when unset a 0600 key file is created in data_dir.",
@@ -301,6 +315,10 @@ class Settings(BaseSettings):
     @property
     def model_configured(self) -> bool:
         return bool(self.lm_model)
+
+    @property
+    def admin_user_names(self) -> frozenset[str]:
+        return frozenset(name.strip() for name in (self.admin_users or "").split(",") if name.strip())
 
 
 class PolicyFileSource(PydanticBaseSettingsSource):

@@ -132,7 +132,7 @@ def test_run_promote_changes_what_new_turns_run_then_rollback(client: TestClient
     assert client.get(f"/api/v1/runs/{after_id}").json()["program_version"] == "direct-v1"
 
     rolled = client.post(f"{API}/modules/direct/rollback").json()
-    assert rolled == {"module": "direct", "promoted": None}
+    assert rolled == {"module": "direct", "scope": "user", "promoted": None}
     back_id, _ = run_turn(client, session_id, {"content": "hi", "execution_mode": "direct"}, "t3")
     assert client.get(f"/api/v1/runs/{back_id}").json()["program_version"] == "builtin-1"
 

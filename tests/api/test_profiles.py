@@ -28,7 +28,8 @@ def lm() -> Iterator[FakeLMServer]:
 
 @pytest.fixture
 def app_settings(settings: Settings) -> Settings:
-    return token_settings(settings, sandbox_pool_size=0, lm_timeout_s=10, lm_num_retries=0)
+    # The fake LM runs on loopback, which token mode refuses unless the operator allows it.
+    return token_settings(settings, sandbox_pool_size=0, lm_timeout_s=10, lm_num_retries=0, allow_private_lm_bases=True)
 
 
 @pytest.fixture
@@ -177,7 +178,8 @@ def test_import_env_is_idempotent(settings: Settings, lm: FakeLMServer) -> None:
         ]
         delegate = first.json()["items"][1]["profile"]
         assert delegate["model"] == "openai/small" and delegate["api_base"] == lm.base_url
-        assert delegate["api_key_set"] and KEY not in first.text
+        assert not delegate["api_key_set"] and KEY not in first.text
+        assert delegate["key_source"] == "server_env" and delegate["has_key"]
         again = client.post("/api/v1/llm-profiles/import-env").json()
         assert [i["status"] for i in again["items"]] == ["unchanged", "unchanged"]
         env_id = first.json()["items"][0]["profile"]["id"]
@@ -187,8 +189,10 @@ def test_import_env_is_idempotent(settings: Settings, lm: FakeLMServer) -> None:
         assert len(client.get("/api/v1/llm-profiles").json()["items"]) == 2
 
 
-def test_import_env_without_models_creates_nothing(client: TestClient, app_settings: Settings) -> None:
-    response = client.post("/api/v1/llm-profiles/import-env", headers=bearer(app_settings, "alice"))
+def test_import_env_without_models_creates_nothing(settings: Settings) -> None:
+    admin_settings = token_settings(settings, sandbox_pool_size=0, admin_users="root")
+    with TestClient(create_app(admin_settings)) as client:
+        response = client.post("/api/v1/llm-profiles/import-env", headers=bearer(admin_settings, "root"))
     assert response.status_code == 200 and response.json()["items"] == []
 
 

@@ -36,6 +36,7 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
         sandbox_pool_size=0,
         run_heartbeat_s=0.5,
         lm_num_retries=0,
+        allow_private_lm_bases=True,  # the fake LM runs on loopback
     )
 
 

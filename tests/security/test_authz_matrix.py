@@ -65,6 +65,7 @@ def world(module_data: tuple[Any, str]) -> Iterator[World]:
             sandbox_pool_size=0,
             lm_num_retries=0,
             lm_timeout_s=10,
+            allow_private_lm_bases=True,  # the fake LM runs on loopback
         )
         with TestClient(create_app(settings)) as client:
             a, b = bearer(settings, "alice"), bearer(settings, "bob")

@@ -66,7 +66,7 @@ async def _drift(url: str) -> list[object]:
 def test_migrations_dir_is_found_without_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert (migrate.migrations_dir() / "env.py").is_file()
-    assert migrate.head() == "0003"
+    assert migrate.head() == "0004"
 
 
 async def test_upgrade_downgrade_upgrade(db_url: str, is_sqlite: bool) -> None:
@@ -146,7 +146,7 @@ def test_sync_helpers_from_sync_code(db_url: str, is_sqlite: bool) -> None:
     """The CLI path: plain sync calls, no event loop running."""
     if is_sqlite:
         Path(db_url.split("///", 1)[1]).parent.mkdir(parents=True)
-    with pytest.raises(SchemaBehindError, match=r"^database schema is at empty, code needs 0003: run "):
+    with pytest.raises(SchemaBehindError, match=rf"^database schema is at empty, code needs {migrate.head()}: run "):
         migrate.assert_at_head(db_url)
     migrate.upgrade(db_url)
     assert migrate.current(db_url) == migrate.head()

@@ -1,9 +1,12 @@
 """A user's stored LLM profiles and role bindings, as the llm layer understands them.
 
 Rows hold the API key encrypted (Fernet, `fleet_rlm.llm.secret_box`); keys are decrypted only to call a model
-(a check, a model listing, a turn) and never leave the server. `turn_lm_provider` gives a turn the caller's
-models: the runtime asks it for a role's LM, and resolution (bindings, DSPY_* environment, fallbacks) happens
-then, so a misconfiguration fails the turn with its code and action like any other turn failure.
+(a check, a model listing, a turn) and never leave the server. A row imported from the server's environment
+holds no key at all: `key_source` names the environment profile ("env", "env-delegate") whose model, endpoint
+and key are looked up when the LM is built. `turn_lm_provider` gives a turn the caller's models: the runtime
+asks it for a role's LM, and resolution (bindings, DSPY_* environment, fallbacks) happens then, so a
+misconfiguration fails the turn with its code and action like any other turn failure. A user's own endpoint is
+checked against the SSRF rule (`llm.endpoints`) right before use.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.api.schemas.profiles import BindingOut, Effective, ProfileOptions, ProfileOut, RoleOut, RoleProblem
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import FleetError, NotFound
+from fleet_rlm.errors import Conflict, FleetError, NotFound
 from fleet_rlm.llm import (
     ENV_DELEGATE_PROFILE,
     ENV_PROFILE,
@@ -35,6 +38,7 @@ from fleet_rlm.llm import (
     resolve_profiles,
     secret_box,
 )
+from fleet_rlm.llm.endpoints import check_api_base
 from fleet_rlm.store.models import LlmProfile
 from fleet_rlm.store.models import RoleBinding as BindingRow
 from fleet_rlm.store.repos import profiles as profiles_repo
@@ -71,34 +75,69 @@ def options_of(row: LlmProfile) -> ProfileOptions:
         return ProfileOptions()
 
 
-def to_lm_profile(row: LlmProfile, settings: Settings) -> LMProfile:
-    """The llm layer's profile with the key decrypted (raises SecretError when it cannot be)."""
+def env_profile_of(row: LlmProfile, settings: Settings) -> LMProfile | None:
+    """The server environment's profile a row refers to (None for a row with its own settings)."""
+    if row.key_source is None:
+        return None
+    env = env_profiles(settings).get(row.key_source)
+    if env is None:
+        raise Conflict(
+            f"profile '{row.name}' uses the server's '{row.key_source}' model, which the server no longer sets",
+            code="env_profile_missing",
+            action="set the profile's own model, api_base and api_key, or delete it",
+        )
+    return env
+
+
+def target_of(row: LlmProfile, settings: Settings) -> tuple[str, str | None]:
+    """(model, api_base) the row calls: the environment's for an env reference (when still set), else its own."""
+    if row.key_source is not None:
+        env = env_profiles(settings).get(row.key_source)
+        if env is not None:
+            return env.model, env.api_base
+    return row.model, row.api_base
+
+
+def to_lm_profile(row: LlmProfile, settings: Settings, *, check_base: bool = True) -> LMProfile:
+    """The llm layer's profile with the key decrypted (raises SecretError when it cannot be). The row's own
+    api_base is checked against the SSRF rule first (`lm_base_blocked`), unless `check_base` is False."""
+    options = options_of(row).model_dump()
+    env = env_profile_of(row, settings)
+    if env is not None:
+        return LMProfile(name=row.name, model=env.model, api_base=env.api_base, api_key=env.api_key, **options)
+    if check_base:
+        check_api_base(row.api_base, settings)
     key = secret_box(settings).decrypt(row.api_key_encrypted) if row.api_key_encrypted else None
-    options = options_of(row)
     return LMProfile(
         name=row.name,
         model=row.model,
         api_base=row.api_base,
         api_key=SecretStr(key) if key else None,
-        **options.model_dump(),
+        provider_env_key=settings.auth_mode == "none",
+        **options,
     )
 
 
-def profile_out(row: LlmProfile, settings: Settings, roles: list[str]) -> ProfileOut:
-    """The response form: no key, only whether one is set and its mask."""
+def profile_out(row: LlmProfile, settings: Settings, roles: list[str], *, action: str | None = None) -> ProfileOut:
+    """The response form: no key, only whether one is set, its mask and where it comes from."""
     masked = ""
     if row.api_key_encrypted:
         try:
             masked = mask(secret_box(settings).decrypt(row.api_key_encrypted))
         except FleetError:
             masked = "(undecryptable: re-enter the key)"
+    model, api_base = target_of(row, settings)
+    key_source = "profile" if row.api_key_encrypted else ("server_env" if row.key_source else None)
     return ProfileOut(
         id=row.id,
         name=row.name,
-        model=row.model,
-        api_base=row.api_base,
+        model=model,
+        api_base=api_base,
         api_key_set=bool(row.api_key_encrypted),
         api_key_masked=masked,
+        key_source=key_source,
+        has_key=key_source is not None,
+        action=action,
         roles=sorted(roles),
         created_at=row.created_at,
         updated_at=row.updated_at,
@@ -140,9 +179,14 @@ async def load_config(s: AsyncSession, *, user_id: str) -> UserLMConfig:
 
 
 def resolve_for_user(settings: Settings, config: UserLMConfig) -> dict[str, LMProfile]:
-    """Every role's profile (keys decrypted). Raises ModelNotConfigured / ProfileNotFound / SecretError."""
-    stored = [to_lm_profile(row, settings) for row in config.profiles]
+    """Every role's profile (keys decrypted). Raises ModelNotConfigured / ProfileNotFound / SecretError, and
+    `lm_base_blocked` when a role would call a user's endpoint the SSRF rule refuses."""
+    stored = [to_lm_profile(row, settings, check_base=False) for row in config.profiles]
     resolved = resolve_profiles(settings, stored_profiles=stored, bindings=config.named_bindings())  # type: ignore[arg-type]
+    own = {row.name for row in config.profiles if row.key_source is None}
+    for profile in resolved.values():
+        if profile.name in own:
+            check_api_base(profile.api_base, settings)
     return {str(role): profile for role, profile in resolved.items()}
 
 
@@ -174,7 +218,8 @@ def explain_roles(settings: Settings, config: UserLMConfig) -> list[RoleOut]:
         name: (profile, None) for name, profile in env_profiles(settings).items()
     }
     for row in config.profiles:
-        available[row.name] = (LMProfile(name=row.name, model=row.model, api_base=row.api_base), row.id)
+        model, api_base = target_of(row, settings)
+        available[row.name] = (LMProfile(name=row.name, model=model, api_base=api_base), row.id)
     bindings = {b.role: b for b in config.bindings}
     effective: dict[str, Effective] = {}
     items: list[RoleOut] = []

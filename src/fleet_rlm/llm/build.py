@@ -42,7 +42,7 @@ def lm_kwargs(profile: LMProfile, *, settings: Settings, cache: bool = False) ->
         kwargs["api_base"] = profile.api_base
     if profile.api_key_value:
         kwargs["api_key"] = profile.api_key_value
-    elif profile.api_base and not os.environ.get(_key_env(profile.model)):
+    elif profile.api_base and (not profile.provider_env_key or not os.environ.get(_key_env(profile.model))):
         kwargs["api_key"] = NO_KEY  # local OpenAI-compatible servers need no key, but clients insist on one
     if profile.temperature is not None:
         kwargs["temperature"] = profile.temperature
@@ -64,7 +64,7 @@ def build_lm(
     `overrides` replace computed kwargs (e.g. `timeout=5, num_retries=0` for a connectivity check)."""
     kwargs = {**lm_kwargs(profile, settings=settings, cache=cache), **overrides}
     try:
-        return dspy.LM(callbacks=list(callbacks or []), **kwargs)
+        lm = dspy.LM(callbacks=list(callbacks or []), **kwargs)
     except (ValueError, TypeError, dspy.LMError) as exc:
         message = getattr(exc, "message", None) or str(exc)
         raise InvalidProfile(
@@ -72,6 +72,20 @@ def build_lm(
             action="Fix the profile's model string or parameters (`fleet-rlm profiles edit`).",
             details={"profile": profile.name},
         ) from exc
+    if engine_of(lm) == "litellm":
+        refuse_redirects()
+    return lm
+
+
+def refuse_redirects() -> None:
+    """LiteLLM's OpenAI client follows redirects, so an endpoint could bounce the server's request (and its
+    body) to any address, past the SSRF rule. Give LiteLLM one shared sync client that never follows them
+    (the native lm15 engine does not follow redirects at all). An LM API has no reason to redirect."""
+    import httpx
+    import litellm
+
+    if litellm.client_session is None:
+        litellm.client_session = httpx.Client(follow_redirects=False)
 
 
 def engine_of(lm: dspy.LM) -> str:

@@ -1,24 +1,24 @@
 """Connectivity checks behind the "test this profile" and "list models" buttons.
 
 `check_lm` makes one tiny completion with no retries and a short timeout, and reports the outcome as data
-(never raises for a provider failure). `list_models` reads `GET {api_base}/models` of OpenAI-compatible APIs.
-Both are synchronous; the API calls them in a worker thread.
+(never raises for a provider failure). It reports only a category: the endpoint's answer and error text are
+never echoed, so a check cannot be used to read what some URL returns. `list_models` reads
+`GET {api_base}/models` of OpenAI-compatible APIs without following redirects. Both are synchronous; the API
+calls them in a worker thread.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
-from fleet_rlm.events import preview
 from fleet_rlm.llm.build import build_lm, engine_of
 from fleet_rlm.llm.errors import LMCallError
-from fleet_rlm.llm.failures import ACTIONS, classify
+from fleet_rlm.llm.failures import ACTIONS, classify, failure_code
 from fleet_rlm.llm.profiles import LMProfile
 
 CHECK_PROMPT = "Reply with the single word OK."
@@ -34,17 +34,35 @@ class LMCheckResult(BaseModel):
     model: str = Field(description="Model called.")
     engine: str | None = Field(default=None, description="DSPy engine used: lm15 (native) or litellm.")
     latency_ms: int = Field(default=0, ge=0, description="Duration of the call.")
-    response_preview: str | None = Field(default=None, description="Start of the model's answer.")
     error_code: str | None = Field(default=None, description="Stable failure code (lm_auth_failed, ...).")
-    error_message: str | None = Field(default=None, description="One-line failure description.")
+    error_message: str | None = Field(
+        default=None, description="The failure's category and HTTP status (never the endpoint's own text)."
+    )
     action: str | None = Field(default=None, description="What to do about the failure.")
 
 
-def _text(outputs: Any) -> str:
-    first = outputs[0] if isinstance(outputs, list) and outputs else outputs
-    if isinstance(first, dict):
-        first = first.get("text", "")
-    return str(first or "")
+CATEGORIES = {
+    "lm_auth_failed": "the endpoint refused the credentials",
+    "lm_billing": "the provider account cannot pay for the call",
+    "lm_rate_limited": "the endpoint is rate limiting",
+    "lm_model_not_found": "the endpoint does not serve this model",
+    "lm_context_too_long": "the prompt is too long for the model",
+    "lm_bad_request": "the endpoint rejected the request",
+    "lm_timeout": "the endpoint did not answer in time",
+    "lm_unreachable": "the endpoint cannot be reached",
+    "lm_server_error": "the endpoint failed",
+    "lm_error": "the call failed",
+}
+
+
+def _failure(exc: Exception, model: str) -> tuple[str, str, str | None]:
+    """(code, message, action) naming only the category and HTTP status; our own errors keep their text."""
+    if isinstance(exc, FleetError) and not isinstance(exc, LMCallError):
+        return exc.code, exc.message, exc.action
+    code = exc.code if isinstance(exc, LMCallError) else failure_code(exc)
+    status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
+    suffix = f" (HTTP {status})" if isinstance(status, int) and not isinstance(status, bool) else ""
+    return code, f"{model}: {CATEGORIES.get(code, CATEGORIES['lm_error'])}{suffix}", ACTIONS.get(code)
 
 
 def check_lm(profile: LMProfile, settings: Settings, *, timeout_s: float | None = None) -> LMCheckResult:
@@ -55,18 +73,18 @@ def check_lm(profile: LMProfile, settings: Settings, *, timeout_s: float | None 
     try:
         lm = build_lm(profile, settings=settings, cache=False, num_retries=0, timeout=timeout)
         engine = engine_of(lm)
-        outputs = lm(CHECK_PROMPT)
+        lm(CHECK_PROMPT)
     except Exception as exc:
-        error = classify(exc, model=profile.model)
+        code, message, action = _failure(exc, profile.model)
         return LMCheckResult(
             ok=False,
             profile=profile.name,
             model=profile.model,
             engine=engine,
             latency_ms=int((time.perf_counter() - started) * 1000),
-            error_code=error.code,
-            error_message=error.message,
-            action=error.action,
+            error_code=code,
+            error_message=message,
+            action=action,
         )
     return LMCheckResult(
         ok=True,
@@ -74,7 +92,6 @@ def check_lm(profile: LMProfile, settings: Settings, *, timeout_s: float | None 
         model=profile.model,
         engine=engine,
         latency_ms=int((time.perf_counter() - started) * 1000),
-        response_preview=preview(_text(outputs), 200),
     )
 
 
@@ -98,9 +115,16 @@ def list_models(profile: LMProfile, *, timeout_s: float = 10.0) -> list[str]:
     url = models_url(profile)
     headers = {"Authorization": f"Bearer {profile.api_key_value}"} if profile.api_key_value else {}
     try:
-        response = httpx.get(url, headers=headers, timeout=timeout_s, follow_redirects=True)
+        response = httpx.get(url, headers=headers, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as exc:
         raise classify(exc, model=profile.model) from exc
+    if response.is_redirect:
+        raise FleetError(
+            f"GET {url} answered a redirect ({response.status_code}), which is not followed",
+            code="models_not_listable",
+            status=502,
+            action="Set api_base to the final URL of the OpenAI-compatible API (redirects are never followed).",
+        )
     if response.status_code >= 400:
         code = {401: "lm_auth_failed", 403: "lm_auth_failed", 404: "models_not_listable", 429: "lm_rate_limited"}
         chosen = code.get(response.status_code, "lm_server_error" if response.status_code >= 500 else "lm_error")

@@ -50,6 +50,11 @@ class LMProfile(BaseModel):
         default=None, description="Price calls as this LiteLLM model (for proxies serving a known model)."
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="Other dspy.LM keyword arguments.")
+    provider_env_key: bool = Field(
+        default=True,
+        description="Without api_key, let the client use the provider's env var (OPENAI_API_KEY...). False for "
+        "a user's own endpoint in multi-user modes: the server's variable must never go to it.",
+    )
 
     @field_validator("api_base")
     @classmethod

@@ -28,6 +28,7 @@ from fleet_rlm.store import Database
 from fleet_rlm.store.models import OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
 from fleet_rlm.store.repos import optimization as repo
+from fleet_rlm.store.repos import programs as programs_repo
 from fleet_rlm.store.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -187,9 +188,11 @@ class OptimizationService:
             if outcome.status == "cancelled":
                 await repo.set_status(s, run_id=run_id, status="cancelled", scores=scores, results=results)
                 return
-            label = await repo.next_version_label(s, module=module.name)
-            await repo.add_version(
+            run = await repo.get_run(s, run_id=run_id)
+            label = await programs_repo.next_version_label(s, module=module.name)
+            await programs_repo.add_version(
                 s,
+                user_id=run.user_id if run is not None else None,
                 module=module.name,
                 version=label,
                 program=program_json(module, outcome),
@@ -218,7 +221,8 @@ class OptimizationService:
             local.set()
         return await self.get(user_id=user_id, run_id=run_id)
 
-    async def promote(self, *, user_id: str, run_id: str) -> ProgramVersion:
+    async def promote(self, *, user_id: str, run_id: str, globally: bool = False) -> ProgramVersion:
+        """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's."""
         run = await self.get(user_id=user_id, run_id=run_id)
         if run.program_version is None:
             raise Conflict(
@@ -227,14 +231,25 @@ class OptimizationService:
                 action="promote a run that succeeded",
             )
         async with self.database.transaction() as s:
-            row = await repo.promote(s, module=run.module, version=run.program_version)
+            await programs_repo.promote(
+                s,
+                module=run.module,
+                version=run.program_version,
+                scope=None if globally else user_id,
+                promoted_by=user_id,
+            )
+            row = await programs_repo.get_version(s, module=run.module, version=run.program_version)
         await self._refresh()
+        assert row is not None
         return row
 
-    async def rollback(self, *, module: str) -> ProgramVersion | None:
+    async def rollback(self, *, user_id: str, module: str, globally: bool = False) -> ProgramVersion | None:
+        """Withdraw the module's current promotion in the caller's own scope (or the global one); returns the
+        version the caller's turns now run (None: the built-in)."""
         get_module(module)
         async with self.database.transaction() as s:
-            row = await repo.rollback(s, module=module)
+            await programs_repo.rollback(s, module=module, scope=None if globally else user_id)
+            row = (await programs_repo.in_effect(s, user_id=user_id)).get(module)
         await self._refresh()
         return row
 

@@ -13,6 +13,7 @@ from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
+from fleet_rlm.api.auth.admin import is_admin, require_admin
 from fleet_rlm.api.auth.oidc import OidcVerifier
 from fleet_rlm.api.auth.principal import (
     LOCAL_USER,
@@ -59,13 +60,19 @@ async def current_user(
     """The caller of an HTTP route; 401 `unauthorized` without a valid bearer token (unless auth_mode=none)."""
     settings, db = _state(conn)
     if settings.auth_mode == "none":
-        return await principal_for_name(db, settings, LOCAL_USER)
+        return await principal_for_name(db, settings, LOCAL_USER, is_admin=True)
     if credentials is None or not credentials.credentials:
         raise unauthorized("this server requires a bearer token")
     claims = await verify_bearer(conn, settings, credentials.credentials)
     name = check_user_name(claims.get("sub"))
     display = claims.get("name") or claims.get("preferred_username")
-    return await principal_for_name(db, settings, name, display_name=display if isinstance(display, str) else None)
+    return await principal_for_name(
+        db,
+        settings,
+        name,
+        display_name=display if isinstance(display, str) else None,
+        is_admin=is_admin(settings, name, claims),
+    )
 
 
 async def ticket_user(conn: HTTPConnection) -> Principal:
@@ -73,7 +80,7 @@ async def ticket_user(conn: HTTPConnection) -> Principal:
     settings, db = _state(conn)
     ticket = conn.query_params.get("ticket")
     if settings.auth_mode == "none" and not ticket:
-        return await principal_for_name(db, settings, LOCAL_USER)
+        return await principal_for_name(db, settings, LOCAL_USER, is_admin=True)
     user = await consume_ticket(db, ticket or "")
     principal = await principal_for_user_id(db, settings, user.id)
     if principal is None:  # pragma: no cover - the user was deleted between the two reads
@@ -81,5 +88,12 @@ async def ticket_user(conn: HTTPConnection) -> Principal:
     return principal
 
 
+async def admin_user(principal: Annotated[Principal, Depends(current_user)]) -> Principal:
+    """The caller of an operator-level route; 403 `admin_required` unless they are an admin."""
+    require_admin(principal, "this action")
+    return principal
+
+
 CurrentUserDep = Annotated[Principal, Depends(current_user)]
 TicketUserDep = Annotated[Principal, Depends(ticket_user)]
+AdminUserDep = Annotated[Principal, Depends(admin_user)]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fleet_rlm.api.auth.admin import is_admin
 from fleet_rlm.api.auth.tokens import check_subject
 from fleet_rlm.config import Settings
 from fleet_rlm.sandbox import ensure_roots
@@ -31,6 +32,7 @@ class Principal:
     display_name: str | None
     workspace_id: str
     workspace_root: Path
+    is_admin: bool = False  # see api/auth/admin.py
 
 
 def check_user_name(name: object) -> str:
@@ -39,12 +41,12 @@ def check_user_name(name: object) -> str:
 
 
 async def principal_for_name(
-    db: Database, settings: Settings, name: str, *, display_name: str | None = None
+    db: Database, settings: Settings, name: str, *, display_name: str | None = None, is_admin: bool = False
 ) -> Principal:
     """Get or create the user called `name` and their default workspace (with its roots on disk)."""
     async with db.transaction() as s:
         user = await users.get_or_create_user(s, name=name, display_name=display_name)
-        return await _with_workspace(s, settings, user)
+        return await _with_workspace(s, settings, user, is_admin=is_admin)
 
 
 async def principal_for_user_id(db: Database, settings: Settings, user_id: str) -> Principal | None:
@@ -53,10 +55,10 @@ async def principal_for_user_id(db: Database, settings: Settings, user_id: str) 
         user = await users.get_user(s, user_id=user_id)
         if user is None:
             return None
-        return await _with_workspace(s, settings, user)
+        return await _with_workspace(s, settings, user, is_admin=is_admin(settings, user.name))
 
 
-async def _with_workspace(s: AsyncSession, settings: Settings, user: User) -> Principal:
+async def _with_workspace(s: AsyncSession, settings: Settings, user: User, *, is_admin: bool = False) -> Principal:
     workspace_id = new_id()
     workspace = await workspaces.get_or_create_workspace(
         s,
@@ -72,4 +74,5 @@ async def _with_workspace(s: AsyncSession, settings: Settings, user: User) -> Pr
         display_name=user.display_name,
         workspace_id=workspace.id,
         workspace_root=root,
+        is_admin=is_admin,
     )

@@ -21,6 +21,7 @@ async def get_me(user: CurrentUserDep, settings: SettingsDep) -> Me:
         display_name=user.display_name,
         workspace_id=user.workspace_id,
         auth_mode=settings.auth_mode,
+        is_admin=user.is_admin,
     )
 
 

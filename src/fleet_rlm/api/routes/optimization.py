@@ -1,7 +1,9 @@
 """GEPA optimization over HTTP: modules, datasets, runs (progress, SSE, cancel), compare, promote, rollback.
 
 GET /optimization/status lives with the health routes (another owner); everything else is here. Routes are
-thin: the work is in `fleet_rlm.optimize` (OptimizationService on app.state.optimization).
+thin: the work is in `fleet_rlm.optimize` (OptimizationService on app.state.optimization). Versions are per
+user: a promotion changes the caller's own turns unless an admin promotes with `scope=global`; listing shows
+the caller's versions and global ones (without their owner's dataset name and run id).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from fleet_rlm.api.auth import CurrentUserDep
+from fleet_rlm.api.auth import CurrentUserDep, require_admin
 from fleet_rlm.api.deps import DatabaseDep
 from fleet_rlm.api.live.sse import sse_response
 from fleet_rlm.api.optimization_service import optimization_service
@@ -25,6 +27,7 @@ from fleet_rlm.api.schemas.optimization import (
     DatasetFromFeedback,
     DatasetOut,
     ModuleOut,
+    PromotionScope,
     RollbackOut,
     RunCreate,
     RunOut,
@@ -37,9 +40,10 @@ from fleet_rlm.optimize.datasets import load_dataset_text, validate_rows
 from fleet_rlm.optimize.feedback import FeedbackRecord, rows_from_feedback
 from fleet_rlm.optimize.gepa_run import GEPAConfig
 from fleet_rlm.optimize.modules import get_module, list_modules
-from fleet_rlm.store.models import Dataset, OptimizationRun
+from fleet_rlm.store.models import Dataset, OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
 from fleet_rlm.store.repos import optimization as opt_repo
+from fleet_rlm.store.repos import programs as programs_repo
 
 router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
 NOT_FOUND: Responses = {404: {"description": "No such resource for this user."}}
@@ -244,25 +248,83 @@ async def cancel_run(user: CurrentUserDep, request: Request, run_id: str) -> Run
     return RunOut.model_validate(await optimization_service(request).cancel(user_id=user.user_id, run_id=run_id))
 
 
+ScopeQuery = Query("user", description="user: your own turns; global: every user's (admins only).")
+ADMIN_ONLY: Responses = {403: {"description": "admin_required: scope=global is for admins."}}
+
+
+async def versions_out(database: DatabaseDep, user_id: str, rows: list[ProgramVersion]) -> list[VersionOut]:
+    """Rows as the caller sees them: promotion state for their scope, other owners' dataset names hidden."""
+    async with database.session() as s:
+        current = await programs_repo.current_promotions(s, user_id=user_id)
+        in_effect = await programs_repo.in_effect(s, user_id=user_id)
+    mine = {key[0]: p for key, p in current.items() if key[1] == user_id}
+    shared = {key[0]: p for key, p in current.items() if key[1] is None}
+    items = []
+    for row in rows:
+        used = in_effect.get(row.module)
+        follows = mine.get(row.module) if row.module in mine else shared.get(row.module)
+        manifest = dict(row.manifest or {})
+        if row.user_id != user_id:
+            manifest.pop("optimization_run_id", None)
+            if isinstance(manifest.get("dataset"), dict):
+                manifest["dataset"] = {k: v for k, v in manifest["dataset"].items() if k not in ("id", "name")}
+        promoted = used is not None and used.id == row.id
+        items.append(
+            VersionOut(
+                id=row.id,
+                module=row.module,
+                version=row.version,
+                owned=row.user_id == user_id,
+                promoted=promoted,
+                promoted_at=follows.promoted_at if promoted and follows is not None else None,
+                promoted_for_you=row.module in mine and mine[row.module].version_id == row.id,
+                promoted_globally=row.module in shared and shared[row.module].version_id == row.id,
+                manifest=manifest,
+                created_at=row.created_at,
+            )
+        )
+    return items
+
+
 @router.post(
     "/runs/{run_id}/promote",
     operation_id="promoteOptimizationRun",
     response_model=VersionOut,
-    responses={**NOT_FOUND, 409: {"description": "The run saved no version."}},
+    responses={**NOT_FOUND, **ADMIN_ONLY, 409: {"description": "The run saved no version."}},
 )
-async def promote_run(user: CurrentUserDep, request: Request, run_id: str) -> VersionOut:
-    return VersionOut.model_validate(await optimization_service(request).promote(user_id=user.user_id, run_id=run_id))
+async def promote_run(
+    user: CurrentUserDep, request: Request, database: DatabaseDep, run_id: str, scope: PromotionScope = ScopeQuery
+) -> VersionOut:
+    """Make the run's version what your turns run (scope=global: what every user's turns run, unless they
+    promoted their own)."""
+    if scope == "global":
+        require_admin(user, "promoting a version for every user")
+    service = optimization_service(request)
+    row = await service.promote(user_id=user.user_id, run_id=run_id, globally=scope == "global")
+    return (await versions_out(database, user.user_id, [row]))[0]
 
 
-@router.post("/modules/{module}/rollback", operation_id="rollbackOptimizationModule", response_model=RollbackOut)
-async def rollback_module(user: CurrentUserDep, request: Request, module: str) -> RollbackOut:
-    """Withdraw the module's promoted version; the one promoted before it (or the built-in) is used again."""
-    row = await optimization_service(request).rollback(module=module)
-    return RollbackOut(module=module, promoted=VersionOut.model_validate(row) if row is not None else None)
+@router.post(
+    "/modules/{module}/rollback",
+    operation_id="rollbackOptimizationModule",
+    response_model=RollbackOut,
+    responses=ADMIN_ONLY,
+)
+async def rollback_module(
+    user: CurrentUserDep, request: Request, database: DatabaseDep, module: str, scope: PromotionScope = ScopeQuery
+) -> RollbackOut:
+    """Withdraw your promotion of the module (scope=global: the global one, admins only); the one promoted
+    before it in that scope applies again, else the global one, else the built-in. Nobody else's changes."""
+    if scope == "global":
+        require_admin(user, "rolling back the global version")
+    row = await optimization_service(request).rollback(user_id=user.user_id, module=module, globally=scope == "global")
+    promoted = (await versions_out(database, user.user_id, [row]))[0] if row is not None else None
+    return RollbackOut(module=module, scope=scope, promoted=promoted)
 
 
 @router.get("/versions", operation_id="listProgramVersions", response_model=list[VersionOut])
 async def list_versions(user: CurrentUserDep, database: DatabaseDep, module: str | None = None) -> list[VersionOut]:
+    """Your versions and the globally promoted ones, newest first."""
     async with database.session() as s:
-        rows = await opt_repo.list_versions(s, module=module)
-    return [VersionOut.model_validate(row) for row in rows]
+        rows = await programs_repo.visible_versions(s, user_id=user.user_id, module=module)
+    return await versions_out(database, user.user_id, rows)

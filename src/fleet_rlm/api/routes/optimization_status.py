@@ -20,8 +20,8 @@ class OptimizationStatus(BaseModel):
     gepa_available: bool = Field(description="Whether dspy.GEPA (and its gepa package) can be imported.")
     program_modules: list[str] = Field(description="Runtime modules whose instructions can be versioned.")
     registered_modules: int = Field(description="Modules the optimizer can optimize (programs, tasks, skills).")
-    program_versions: int = Field(description="Saved program versions.")
-    promoted_versions: int = Field(description="Versions promoted to be used by turns.")
+    program_versions: int = Field(description="Program versions you can see (yours and global ones).")
+    promoted_versions: int = Field(description="Modules whose promoted version (yours or global) your turns run.")
     active_runs: int = Field(description="Your queued or running optimization runs.")
 
 
@@ -38,8 +38,8 @@ def gepa_available() -> bool:
 @router.get("/status", operation_id="getOptimizationStatus", response_model=OptimizationStatus)
 async def get_optimization_status(user: CurrentUserDep, database: DatabaseDep) -> OptimizationStatus:
     async with database.session() as s:
-        versions = await programs.count_program_versions(s)
-        promoted = await programs.count_program_versions(s, promoted_only=True)
+        versions = await programs.count_program_versions(s, user_id=user.user_id)
+        promoted = await programs.count_program_versions(s, user_id=user.user_id, promoted_only=True)
         active = await programs.count_optimization_runs(s, user_id=user.user_id)
     return OptimizationStatus(
         gepa_available=gepa_available(),

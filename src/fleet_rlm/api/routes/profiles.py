@@ -1,4 +1,9 @@
-"""LLM profiles: the caller's named models (endpoint, encrypted key, options), their checks and model lists."""
+"""LLM profiles: the caller's named models (endpoint, encrypted key, options), their checks and model lists.
+
+A key only ever goes to the endpoint it was given for: changing `model` or `api_base` removes it. Endpoints
+are checked against the SSRF rule (`llm.endpoints`) on save and before use. `import-env` (admins only) makes
+profiles that refer to the server's DSPY_* settings instead of copying its key.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fleet_rlm.api.auth import CurrentUserDep
+from fleet_rlm.api.auth import CurrentUserDep, require_admin
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
 from fleet_rlm.api.schemas.common import Responses
 from fleet_rlm.api.schemas.profiles import (
@@ -30,14 +35,17 @@ from fleet_rlm.api.user_lms import (
     to_lm_profile,
 )
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict, FleetError
+from fleet_rlm.errors import Conflict
 from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
+from fleet_rlm.llm.endpoints import check_api_base
 from fleet_rlm.store.models import LlmProfile
 from fleet_rlm.store.repos import profiles as profiles_repo
 
 router = APIRouter(prefix="/api/v1/llm-profiles", tags=["llm-profiles"])
 NOT_FOUND: Responses = {404: {"description": "No such profile for this user."}}
 CONFLICT: Responses = {409: {"description": "Another of your profiles has this name."}}
+BLOCKED: Responses = {403: {"description": "lm_base_blocked: api_base resolves to a private address."}}
+KEY_DROPPED = "the key was removed because model or api_base changed: send api_key to set one for this endpoint"
 
 
 def name_taken(name: str) -> Conflict:
@@ -54,9 +62,11 @@ async def _ensure_free(s: AsyncSession, *, user_id: str, name: str, keep: str | 
         raise name_taken(name)
 
 
-async def _out(s: AsyncSession, settings: Settings, row: LlmProfile, user_id: str) -> ProfileOut:
+async def _out(
+    s: AsyncSession, settings: Settings, row: LlmProfile, user_id: str, action: str | None = None
+) -> ProfileOut:
     roles = roles_by_profile(await profiles_repo.list_bindings(s, user_id=user_id))
-    return profile_out(row, settings, roles.get(row.id, []))
+    return profile_out(row, settings, roles.get(row.id, []), action=action)
 
 
 def _encrypt(settings: Settings, key: str | None) -> str | None:
@@ -72,11 +82,18 @@ async def list_profiles(user: CurrentUserDep, database: DatabaseDep, settings: S
     return ProfileList(items=[profile_out(row, settings, roles.get(row.id, [])) for row in rows])
 
 
-@router.post("", operation_id="createLlmProfile", response_model=ProfileOut, status_code=201, responses=CONFLICT)
+@router.post(
+    "",
+    operation_id="createLlmProfile",
+    response_model=ProfileOut,
+    status_code=201,
+    responses={**CONFLICT, **BLOCKED},
+)
 async def create_profile(
     user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileCreate
 ) -> ProfileOut:
     """A new profile; its API key is encrypted at rest."""
+    await asyncio.to_thread(check_api_base, body.api_base, settings)
     key = body.api_key.get_secret_value() if body.api_key else None
     options = body.model_dump(include=set(OPTION_FIELDS))
     async with database.transaction() as s:
@@ -94,21 +111,33 @@ async def create_profile(
 
 
 @router.patch(
-    "/{profile_id}", operation_id="updateLlmProfile", response_model=ProfileOut, responses={**NOT_FOUND, **CONFLICT}
+    "/{profile_id}",
+    operation_id="updateLlmProfile",
+    response_model=ProfileOut,
+    responses={**NOT_FOUND, **CONFLICT, **BLOCKED},
 )
 async def update_profile(
     profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileUpdate
 ) -> ProfileOut:
-    """Change the fields present; `api_key: null` removes the key, a string replaces it."""
+    """Change the fields present; `api_key: null` removes the key, a string replaces it. A changed `model` or
+    `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent."""
     sent = body.model_dump(exclude_unset=True)
+    async with database.transaction() as s:
+        row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
     changes: dict[str, Any] = {}
     for field in ("name", "model"):
-        if sent.get(field) is not None:
+        if sent.get(field) is not None and sent[field] != getattr(row, field):
             changes[field] = sent[field]
-    if "api_base" in sent:
+    if "api_base" in sent and sent["api_base"] != row.api_base:
         changes["api_base"] = sent["api_base"]
+        await asyncio.to_thread(check_api_base, sent["api_base"], settings)
+    action = None
     if "api_key" in sent:
         changes["api_key_encrypted"] = _encrypt(settings, body.api_key.get_secret_value() if body.api_key else None)
+        changes["key_source"] = None
+    elif ("model" in changes or "api_base" in changes) and (row.api_key_encrypted or row.key_source):
+        changes["api_key_encrypted"], changes["key_source"] = None, None
+        action = KEY_DROPPED
     async with database.transaction() as s:
         row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
         if "name" in changes:
@@ -123,7 +152,7 @@ async def update_profile(
             changes["extra"] = merged
         updated = await profiles_repo.update_profile(s, user_id=user.user_id, profile_id=profile_id, **changes)
         assert updated is not None
-        return await _out(s, settings, updated, user.user_id)
+        return await _out(s, settings, updated, user.user_id, action)
 
 
 @router.delete("/{profile_id}", operation_id="deleteLlmProfile", status_code=204, responses=NOT_FOUND)
@@ -136,15 +165,21 @@ async def delete_profile(profile_id: str, user: CurrentUserDep, database: Databa
     return Response(status_code=204)
 
 
-@router.post("/{profile_id}/test", operation_id="testLlmProfile", response_model=LMCheckResult, responses=NOT_FOUND)
+@router.post(
+    "/{profile_id}/test",
+    operation_id="testLlmProfile",
+    response_model=LMCheckResult,
+    responses={**NOT_FOUND, **BLOCKED},
+)
 async def test_profile(
     profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
 ) -> LMCheckResult:
-    """One tiny completion: ok and latency, or the failure's code, message and action (never a 5xx for a
-    provider failure)."""
+    """One tiny completion: ok and latency, or the failure's code and category (never a 5xx for a provider
+    failure, and never the endpoint's answer: a test is not a way to read what a URL returns)."""
     async with database.transaction() as s:
         row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
-    return await asyncio.to_thread(check_lm, to_lm_profile(row, settings), settings)
+    profile = await asyncio.to_thread(to_lm_profile, row, settings)
+    return await asyncio.to_thread(check_lm, profile, settings)
 
 
 @router.get(
@@ -153,6 +188,7 @@ async def test_profile(
     response_model=ModelList,
     responses={
         **NOT_FOUND,
+        **BLOCKED,
         422: {"description": "The endpoint cannot list models."},
         502: {"description": "The endpoint failed (code says how)."},
     },
@@ -163,47 +199,50 @@ async def list_profile_models(
     """The model ids the profile's OpenAI-compatible endpoint serves."""
     async with database.transaction() as s:
         row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
-    models = await asyncio.to_thread(list_models, to_lm_profile(row, settings))
+    profile = await asyncio.to_thread(to_lm_profile, row, settings)
+    models = await asyncio.to_thread(list_models, profile)
     return ModelList(profile_id=row.id, models=models)
 
 
-@router.post("/import-env", operation_id="importLlmProfilesFromEnv", response_model=ImportEnvResult)
+@router.post(
+    "/import-env",
+    operation_id="importLlmProfilesFromEnv",
+    response_model=ImportEnvResult,
+    responses={403: {"description": "admin_required: only admins may use the server's key."}},
+)
 async def import_env(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> ImportEnvResult:
-    """Profiles "env" and "env-delegate" from the server's DSPY_* settings (when set). Idempotent: a profile
-    already matching is left alone, one that differs is brought back in line."""
+    """Admins: profiles "env" and "env-delegate" that use the server's DSPY_* model, endpoint and key (when
+    set). The key stays on the server: the profile only refers to it, and changing its model or api_base drops
+    the reference. Idempotent: a profile already referring to the environment is left alone, one that differs
+    is brought back in line."""
+    require_admin(user, "importing the server's LM settings (and so its API key)")
     items: list[ImportedProfile] = []
-    box = secret_box(settings)
     async with database.transaction() as s:
         for name, env in env_profiles(settings).items():
-            key = env.api_key_value
             row = await profiles_repo.get_profile_by_name(s, user_id=user.user_id, name=name)
             if row is None:
                 row = await profiles_repo.create_profile(
-                    s,
-                    user_id=user.user_id,
-                    name=name,
-                    model=env.model,
-                    api_base=env.api_base,
-                    api_key_encrypted=box.encrypt(key) if key else None,
+                    s, user_id=user.user_id, name=name, model=env.model, api_base=env.api_base, key_source=name
                 )
                 status = "created"
+            elif (row.key_source, row.api_key_encrypted, row.model, row.api_base) == (
+                name,
+                None,
+                env.model,
+                env.api_base,
+            ):
+                status = "unchanged"
             else:
-                try:
-                    current_key = box.decrypt(row.api_key_encrypted) if row.api_key_encrypted else None
-                except FleetError:  # encrypted with a lost secret key: the environment's key replaces it
-                    current_key = None if key else "(undecryptable)"
-                if (row.model, row.api_base, current_key) == (env.model, env.api_base, key):
-                    status = "unchanged"
-                else:
-                    await profiles_repo.update_profile(
-                        s,
-                        user_id=user.user_id,
-                        profile_id=row.id,
-                        model=env.model,
-                        api_base=env.api_base,
-                        api_key_encrypted=box.encrypt(key) if key else None,
-                    )
-                    status = "updated"
+                await profiles_repo.update_profile(
+                    s,
+                    user_id=user.user_id,
+                    profile_id=row.id,
+                    model=env.model,
+                    api_base=env.api_base,
+                    api_key_encrypted=None,
+                    key_source=name,
+                )
+                status = "updated"
             out = await _out(s, settings, row, user.user_id)
             items.append(ImportedProfile(name=name, status=status, profile=out))  # type: ignore[arg-type]
     return ImportEnvResult(items=items)

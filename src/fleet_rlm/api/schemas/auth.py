@@ -13,6 +13,7 @@ class Me(BaseModel):
     display_name: str | None
     workspace_id: str
     auth_mode: str
+    is_admin: bool = Field(default=False, description="May do operator-level actions (see docs/security.md).")
 
 
 class WsTicketOut(BaseModel):

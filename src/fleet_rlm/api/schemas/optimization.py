@@ -96,16 +96,26 @@ class CompareOut(BaseModel):
     worse: int
 
 
+PromotionScope = Literal["user", "global"]
+
+
 class VersionOut(Out):
+    """A program version as the caller may see it: their own, or one promoted for every user (then without
+    its owner's dataset name and run id)."""
+
     id: str
     module: str
     version: str
-    promoted: bool
-    promoted_at: datetime | None
+    owned: bool = Field(default=False, description="You saved it (it came from one of your runs).")
+    promoted: bool = Field(description="Your turns run this version (your own promotion, else the global one).")
+    promoted_at: datetime | None = Field(description="When the promotion your turns follow was made.")
+    promoted_for_you: bool = Field(default=False, description="Currently promoted for your turns only.")
+    promoted_globally: bool = Field(default=False, description="Currently promoted for every user (by an admin).")
     manifest: dict[str, Any]
     created_at: datetime
 
 
 class RollbackOut(BaseModel):
     module: str
-    promoted: VersionOut | None = Field(description="The version now in use; null means the built-in program.")
+    scope: PromotionScope = Field(default="user", description="Whose promotion was withdrawn: yours or global.")
+    promoted: VersionOut | None = Field(description="The version your turns now run; null means the built-in program.")

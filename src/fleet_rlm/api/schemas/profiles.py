@@ -64,7 +64,9 @@ class ProfileCreate(In, ProfileOptions):
 
 
 class ProfileUpdate(In):
-    """Only the fields present change. `api_key: null` removes the stored key."""
+    """Only the fields present change. `api_key: null` removes the stored key. Changing `model` or `api_base`
+    removes the key too (and a reference to the server's key), unless the same request sends a new `api_key`:
+    a key is only ever sent to the endpoint it was given for."""
 
     name: str | None = Field(default=None, min_length=1, max_length=255)
     model: str | None = Field(default=None, min_length=1, max_length=255)
@@ -94,6 +96,15 @@ class ProfileOut(ProfileOptions):
     api_base: str | None
     api_key_set: bool = Field(description="Whether a key is stored (the key itself is never returned).")
     api_key_masked: str = Field(description='A display form such as "sk-…abcd"; empty when no key is set.')
+    key_source: Literal["profile", "server_env"] | None = Field(
+        default=None,
+        description="profile: its own stored key; server_env: the server's DSPY_* key, used on the server only "
+        "(never copied into the profile); null: no key.",
+    )
+    has_key: bool = Field(default=False, description="Whether calls send a key (stored or the server's).")
+    action: str | None = Field(
+        default=None, description="What to do next, e.g. after changing model/api_base removed the key."
+    )
     roles: list[str] = Field(description="Roles bound to this profile.")
     created_at: datetime
     updated_at: datetime

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from fleet_rlm.api.turns.inputs import TurnInput
 from fleet_rlm.api.user_lms import load_config, turn_lm_provider
 from fleet_rlm.errors import NotFound
+from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
 from fleet_rlm.store.models import Attachment, Run
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -55,6 +56,7 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
         turns = await turns_repo.list_turns(session, session_id=run.session_id)
         chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
         lm_config = await load_config(session, user_id=caller.user_id)
+        pins = await program_pins(session, user_id=caller.user_id)  # the caller's promoted versions, else global
     if data.context_text:
         sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
     sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
@@ -89,4 +91,5 @@ async def build_turn_request(service: TurnService, caller: Caller, run: Run, dat
         history=history,
         session_summary=(chat.summary if chat is not None else "") or "",
         lm_provider=turn_lm_provider(service.settings, lm_config),
+        program_versions=pins,
     )

@@ -3,7 +3,13 @@
 from fleet_rlm.store.base import metadata
 from fleet_rlm.store.models.chat import ATTACHMENT_KINDS, Artifact, Attachment, ChatSession, Turn
 from fleet_rlm.store.models.identity import ROLES, LlmProfile, RoleBinding, User, Workspace, WsTicket
-from fleet_rlm.store.models.optimize import OPTIMIZATION_STATUSES, Dataset, OptimizationRun, ProgramVersion
+from fleet_rlm.store.models.optimize import (
+    OPTIMIZATION_STATUSES,
+    Dataset,
+    OptimizationRun,
+    ProgramPromotion,
+    ProgramVersion,
+)
 from fleet_rlm.store.models.runs import RATINGS, RUN_STATUSES, TERMINAL_STATUSES, Run, RunEvent, TraceFeedback
 
 __all__ = [
@@ -19,6 +25,7 @@ __all__ = [
     "Dataset",
     "LlmProfile",
     "OptimizationRun",
+    "ProgramPromotion",
     "ProgramVersion",
     "RoleBinding",
     "Run",

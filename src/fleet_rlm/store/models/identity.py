@@ -81,6 +81,9 @@ class LlmProfile(StoreModel, table=True):
     model: str = str_field(255)
     api_base: str | None = text_field()
     api_key_encrypted: str | None = text_field()
+    # "env" / "env-delegate": the key (and model, api_base) is the server environment's, resolved at use and
+    # never copied here; None: the profile's own key, if any.
+    key_source: str | None = str_field(32, default=None, nullable=True)
     extra: dict[str, Any] = json_field()
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()

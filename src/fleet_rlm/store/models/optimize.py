@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Field
 
 from fleet_rlm.store.base import (
     StoreModel,
@@ -69,19 +68,34 @@ class OptimizationRun(StoreModel, table=True):
 
 
 class ProgramVersion(StoreModel, table=True):
-    """A saved (optimized) program of a module; at most one per module is `promoted`. `promoted_at` orders
-    promotions so a rollback returns to the previously promoted version."""
+    """A saved (optimized) program of a module, owned by the user whose optimization run produced it. Which
+    version a user's turns run is decided by `ProgramPromotion` rows, not by the version itself."""
 
     __tablename__ = "program_versions"
 
     id: str = id_field()
+    user_id: str | None = fk_field("users.id", ondelete="SET NULL", nullable=True)
     module: str = str_field(255)
     version: str = str_field(64)
     path: str | None = text_field()
     program: dict[str, Any] | None = json_field(nullable=True)
     manifest: dict[str, Any] = json_field()
-    promoted: bool = Field(default=False, nullable=False, sa_type=sa.Boolean())
-    promoted_at: datetime | None = time_field()
     created_at: datetime = created_field()
 
     __table_args__ = (sa.UniqueConstraint("module", "version"),)
+
+
+class ProgramPromotion(StoreModel, table=True):
+    """A version promoted in one scope: `user_id` is the user whose turns run it, NULL means every user (an
+    admin's global promotion). The scope's current version is its latest promotion not yet withdrawn; a rollback
+    stamps `withdrawn_at`, so the one promoted before it applies again."""
+
+    __tablename__ = "program_promotions"
+
+    id: str = id_field()
+    version_id: str = fk_field("program_versions.id")
+    module: str = str_field(255, index=True)
+    user_id: str | None = fk_field("users.id", nullable=True)
+    promoted_by: str | None = fk_field("users.id", ondelete="SET NULL", nullable=True, index=False)
+    promoted_at: datetime = created_field()
+    withdrawn_at: datetime | None = time_field()

@@ -1,19 +1,18 @@
-"""Optimization runs (status, live progress, durable cancel, results) and program versions (promotion).
+"""Optimization runs: status, live progress, durable cancel, results (program versions: `repos.programs`).
 
-Status changes are conditional UPDATEs like runs: a finished optimization run never changes again. At most one
-version per module is promoted; promotion stamps `promoted_at` so rollback returns to the previous one.
+Status changes are conditional UPDATEs like runs: a finished optimization run never changes again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.errors import InvalidTransitionError, NotFoundError
-from fleet_rlm.store.models import OPTIMIZATION_STATUSES, OptimizationRun, ProgramVersion
+from fleet_rlm.store.models import OPTIMIZATION_STATUSES, OptimizationRun
 from fleet_rlm.store.types import utcnow
 
 ACTIVE = ("queued", "running")
@@ -116,79 +115,3 @@ async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
 async def list_unfinished(session: AsyncSession) -> list[OptimizationRun]:
     stmt = select(OptimizationRun).where(col(OptimizationRun.status).in_(ACTIVE))
     return list((await session.execute(stmt)).scalars())
-
-
-async def next_version_label(session: AsyncSession, *, module: str) -> str:
-    """`<module>-v<n>`: n is one more than the module's number of saved versions."""
-    count = (
-        await session.execute(
-            select(func.count()).select_from(ProgramVersion).where(col(ProgramVersion.module) == module)
-        )
-    ).scalar_one()
-    return f"{module}-v{int(count) + 1}"
-
-
-async def add_version(
-    session: AsyncSession, *, module: str, version: str, program: dict[str, Any], manifest: dict[str, Any]
-) -> ProgramVersion:
-    row = ProgramVersion(module=module, version=version, program=program, manifest=manifest)
-    session.add(row)
-    await session.flush()
-    return row
-
-
-async def get_version(session: AsyncSession, *, module: str, version: str) -> ProgramVersion | None:
-    stmt = select(ProgramVersion).where(col(ProgramVersion.module) == module, col(ProgramVersion.version) == version)
-    return (await session.execute(stmt.execution_options(populate_existing=True))).scalars().first()
-
-
-async def find_version(session: AsyncSession, *, version: str) -> ProgramVersion | None:
-    """A version by its label alone (labels embed the module, so they are unique in practice)."""
-    stmt = select(ProgramVersion).where(col(ProgramVersion.version) == version).limit(1)
-    return (await session.execute(stmt.execution_options(populate_existing=True))).scalars().first()
-
-
-async def list_versions(session: AsyncSession, *, module: str | None = None) -> list[ProgramVersion]:
-    stmt = select(ProgramVersion)
-    if module is not None:
-        stmt = stmt.where(col(ProgramVersion.module) == module)
-    stmt = stmt.order_by(col(ProgramVersion.created_at).desc(), col(ProgramVersion.id))
-    return list((await session.execute(stmt.execution_options(populate_existing=True))).scalars())
-
-
-async def promoted_versions(session: AsyncSession) -> list[ProgramVersion]:
-    stmt = select(ProgramVersion).where(col(ProgramVersion.promoted).is_(True))
-    return list((await session.execute(stmt.execution_options(populate_existing=True))).scalars())
-
-
-async def promote(session: AsyncSession, *, module: str, version: str) -> ProgramVersion:
-    """Make `version` the module's promoted one (demoting the current one, which keeps its promoted_at)."""
-    row = await get_version(session, module=module, version=version)
-    if row is None:
-        raise NotFoundError("program version", f"{module}:{version}")
-    await session.execute(
-        update(ProgramVersion)
-        .where(col(ProgramVersion.module) == module, col(ProgramVersion.id) != row.id)
-        .values(promoted=False)
-        .execution_options(synchronize_session=False)
-    )
-    row.promoted, row.promoted_at = True, utcnow()
-    await session.flush()
-    return row
-
-
-async def rollback(session: AsyncSession, *, module: str) -> ProgramVersion | None:
-    """Withdraw the promoted version (it is not returned to again) and re-promote the one promoted before it.
-
-    Returns the version now promoted, or None when the module is back on its built-in program."""
-    current = next((v for v in await promoted_versions(session) if v.module == module), None)
-    if current is not None:
-        current.promoted, current.promoted_at = False, None
-        await session.flush()
-    earlier = [v for v in await list_versions(session, module=module) if v.promoted_at is not None]
-    if not earlier:
-        return None
-    previous = max(earlier, key=lambda v: v.promoted_at)  # type: ignore[arg-type, return-value]
-    previous.promoted, previous.promoted_at = True, utcnow()
-    await session.flush()
-    return previous

@@ -1,4 +1,5 @@
-"""LLM profiles and role bindings of one user. Keys arrive already encrypted: the store never sees a clear key.
+"""LLM profiles and role bindings of one user. Keys arrive already encrypted: the store never sees a clear key
+(and a profile referring to the server's environment holds none: `key_source` names it).
 
 A profile name is unique per user; a binding ties one role to one of the user's profiles (deleting the profile
 deletes its bindings by cascade). Every function is scoped by `user_id`, so another user's row is "not found".
@@ -46,6 +47,7 @@ async def create_profile(
     model: str,
     api_base: str | None = None,
     api_key_encrypted: str | None = None,
+    key_source: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> LlmProfile:
     row = LlmProfile(
@@ -54,6 +56,7 @@ async def create_profile(
         model=model,
         api_base=api_base,
         api_key_encrypted=api_key_encrypted,
+        key_source=key_source,
         extra=dict(extra or {}),
     )
     session.add(row)
@@ -70,13 +73,20 @@ async def update_profile(
     model: str = UNSET,
     api_base: str | None = UNSET,
     api_key_encrypted: str | None = UNSET,
+    key_source: str | None = UNSET,
     extra: dict[str, Any] = UNSET,
 ) -> LlmProfile | None:
     """Change the given fields (others stay); None when the user has no such profile."""
     row = await get_profile(session, user_id=user_id, profile_id=profile_id)
     if row is None:
         return None
-    changes = {"name": name, "model": model, "api_base": api_base, "api_key_encrypted": api_key_encrypted}
+    changes = {
+        "name": name,
+        "model": model,
+        "api_base": api_base,
+        "api_key_encrypted": api_key_encrypted,
+        "key_source": key_source,
+    }
     for field, value in changes.items():
         if value is not UNSET:
             setattr(row, field, value)
