@@ -17,7 +17,7 @@ from tests.sandbox.daytona.fixtures import (  # noqa: F401 - fixtures for the "d
 )
 
 BACKENDS = ["bubblewrap", "reduced", "daytona"]
-DAYTONA_MODULES = {"tests.sandbox.test_conformance"}
+DAYTONA_MODULES = {"tests.sandbox.test_conformance", "tests.sandbox.test_cell_processes"}
 needs_bwrap = pytest.mark.skipif(
     isolation_level() != "bubblewrap", reason="bubblewrap is not usable on this host (isolation: reduced)"
 )

@@ -79,6 +79,7 @@ class HostTools:
         doc = load_source(
             ContextSource(kind="url", url=url),
             workspace_dir=self.scope.workspace_root,
+            context_dir=self.scope.context_dir,
             settings=self.scope.settings,
             cancel=self.scope.control.cancel,
         )

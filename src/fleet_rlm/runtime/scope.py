@@ -15,6 +15,7 @@ from fleet_rlm.runtime.lms import TurnLMs
 from fleet_rlm.runtime.programs import DIRECT, RLM_TASK, TOOLS, ProgramRegistry, ProgramSpec, resolve_program
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 from fleet_rlm.sandbox import SandboxPool, interpreter_factory
+from fleet_rlm.sandbox.context_view import ensure_session_context
 
 SKILL_MODULES = (RLM_TASK, DIRECT, TOOLS)
 
@@ -68,9 +69,20 @@ class TurnScope:
             spec = replace(spec, instructions=f"{spec.instructions}\n\n{self.skills}".strip())
         return spec
 
+    @property
+    def context_dir(self) -> Path:
+        """This session's host-only context directory (documents, repo clones); created on first use."""
+        return ensure_session_context(self.settings.data_dir, self.session_id)
+
     def sandbox_factory(self, *, session_id: str | None) -> Any:
-        """The sandbox factory: the session's warm REPL (session_id) or a fresh isolated one (None)."""
-        options: dict[str, Any] = {"batch_concurrency": self.control.limits.batch_concurrency}
+        """The sandbox factory: the session's warm REPL (session_id) or a fresh isolated one (None).
+
+        Either way the sandbox sees this turn's session context read-only (a nested child reads its parent's
+        documents) and nothing of other sessions."""
+        options: dict[str, Any] = {
+            "batch_concurrency": self.control.limits.batch_concurrency,
+            "context_session": self.session_id,
+        }
         if self.pool is not None:
             return interpreter_factory(
                 "local", pool=self.pool, session_id=session_id, workspace_id=self.workspace_id, **options

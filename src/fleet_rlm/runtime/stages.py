@@ -38,6 +38,7 @@ def execute_turn(
     context = load_context(
         request.sources,
         workspace_dir=scope.workspace_root,
+        context_dir=scope.context_dir,
         settings=scope.settings,
         emit=on_loaded,
         cancel=scope.control.cancel,

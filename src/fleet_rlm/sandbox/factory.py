@@ -28,10 +28,12 @@ class InterpreterFactory:
         pool: SandboxPool | None = None,
         session_id: str | None = None,
         workspace_id: str | None = None,
+        context_session: str | None = None,
     ) -> None:
         self.options = options
         self.pool = pool
         self.session_id = session_id
+        self.context_session = context_session
         self.workspace_id = workspace_id or options.workspace_id
         self.isolation = resolve_isolation(options)  # refuses early when isolation is required but missing
         guest_root = GUEST_ROOT if self.isolation == "bubblewrap" else str(options.workspaces_dir / self.workspace_id)
@@ -39,7 +41,11 @@ class InterpreterFactory:
 
     def __call__(self) -> SandboxInterpreter:
         return SandboxInterpreter(
-            options=self.options, pool=self.pool, session_id=self.session_id, workspace_id=self.workspace_id
+            options=self.options,
+            pool=self.pool,
+            session_id=self.session_id,
+            workspace_id=self.workspace_id,
+            context_session=self.context_session,
         )
 
     def status(self) -> dict[str, Any]:
@@ -63,6 +69,7 @@ def interpreter_factory(
     pool: SandboxPool | None = None,
     session_id: str | None = None,
     workspace_id: str | None = None,
+    context_session: str | None = None,
     **options: Any,
 ) -> InterpreterFactory | DaytonaInterpreterFactory:
     """Build the factory `dspy.RLM(interpreter_factory=...)` takes.
@@ -70,13 +77,21 @@ def interpreter_factory(
     `options` are `SandboxOptions` fields (isolation="reduced" forces reduced mode, require_isolation=True
     refuses without bubblewrap, cell_timeout_s, memory_mb, batch_concurrency, ...). `data_dir` or `settings`
     locate `<data_dir>/workspaces/<workspace_id>`; a `pool` makes leases warm and per-session.
+    `context_session` is the session whose context documents the sandbox sees read-only (default:
+    `session_id`; a nested child passes its parent's session with `session_id=None`).
     backend="daytona" takes the same arguments plus `daytona=` and `reuse=` (see `sandbox.daytona`).
     """
     if backend == "daytona":
         from fleet_rlm.sandbox.daytona import daytona_interpreter_factory
 
         return daytona_interpreter_factory(
-            settings=settings, data_dir=data_dir, pool=pool, session_id=session_id, workspace_id=workspace_id, **options
+            settings=settings,
+            data_dir=data_dir,
+            pool=pool,
+            session_id=session_id,
+            workspace_id=workspace_id,
+            context_session=context_session,
+            **options,
         )
     if backend != "local":
         raise InvalidInput(
@@ -92,4 +107,6 @@ def interpreter_factory(
         resolved = SandboxOptions(data_dir=Path(data_dir), **options)
     else:
         resolved = SandboxOptions.from_settings(Settings(), **options)
-    return InterpreterFactory(resolved, pool=pool, session_id=session_id, workspace_id=workspace_id)
+    return InterpreterFactory(
+        resolved, pool=pool, session_id=session_id, workspace_id=workspace_id, context_session=context_session
+    )

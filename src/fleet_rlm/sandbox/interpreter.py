@@ -21,26 +21,39 @@ from dspy.utils.callback import BaseCallback, with_callbacks
 
 from fleet_rlm.errors import FleetError
 from fleet_rlm.sandbox.bridge import HostBridge
+from fleet_rlm.sandbox.context_view import GUEST_CONTEXT
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
 
 if TYPE_CHECKING:
     from fleet_rlm.sandbox.pool import SandboxPool
 
-RESERVED = frozenset({"SUBMIT", "__builtins__", "ToolError", "WORKSPACE_ROOT"})
+RESERVED = frozenset({"SUBMIT", "__builtins__", "ToolError", "WORKSPACE_ROOT", "CONTEXT_DIR"})
 FACADE_TOKEN_VAR = "__dspy_host_token"  # dspy.primitives.facade.HOST_TOKEN_VAR: marks the facade install
 
 
+def context_instructions(context_dir: str) -> str:
+    """The sentence on where this session's documents are (shared by both backends)."""
+    return (
+        f"CONTEXT_DIR ({context_dir}) holds this session's documents and repository clones (repos/), "
+        "read-only; memory/ and artifacts/ are shared by every session of the workspace. "
+        "Child processes started by a cell are killed when the cell ends (threads keep running). "
+    )
+
+
 def execution_instructions(options: SandboxOptions, isolation: str, guest_root: str) -> str:
+    bwrap = isolation == "bubblewrap"
     where = (
         "inside a bubblewrap sandbox (no network, private /tmp, only the workspace is writable)"
-        if isolation == "bubblewrap"
+        if bwrap
         else "in a local subprocess with resource limits only (reduced isolation)"
     )
     return (
         f"Code runs as CPython {where}. Globals, imports and functions persist across executions. "
         f"WORKSPACE_ROOT ({guest_root}) holds memory/ (MEMORIES.md), artifacts/, buffers/ and meta/, "
-        "which persist across sessions; the working directory is WORKSPACE_ROOT. Host tools, llm_query, "
+        "which persist across sessions; the working directory is WORKSPACE_ROOT. "
+        + context_instructions(GUEST_CONTEXT if bwrap else "a per-sandbox directory")
+        + "Host tools, llm_query, "
         "llm_query_batched and SUBMIT are global functions; a failing host call raises ToolError. "
         f"Each execution may run {options.cell_timeout_s:g} s (then KeyboardInterrupt; state is kept) and "
         f"output beyond {options.output_max_chars} characters is elided in the middle."
@@ -59,6 +72,7 @@ class SandboxInterpreter:
         pool: SandboxPool | None = None,
         session_id: str | None = None,
         workspace_id: str | None = None,
+        context_session: str | None = None,
         callbacks: list[BaseCallback] | None = None,
     ) -> None:
         self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
@@ -68,6 +82,7 @@ class SandboxInterpreter:
         self.workspace_id = workspace_id or options.workspace_id
         self._pool = pool
         self._session_id = session_id
+        self.context_session = context_session if context_session is not None else session_id
         self._session: WorkerSession | None = None
         self._bridge = HostBridge(
             self.tools,
@@ -99,16 +114,33 @@ class SandboxInterpreter:
             self._session = self._acquire()
 
     def _acquire(self) -> WorkerSession:
+        """A ready worker (leased from the pool, else new) that sees this session's context."""
         try:
             if self._pool is not None:
-                return self._pool.lease(self._session_id, self.workspace_id)
-            session = WorkerSession(self.options, self.workspace_id)
-            session.wait_ready()
+                session = self._pool.lease(self._session_id, self.workspace_id)
+            else:
+                session = self._new_worker()
+            try:
+                session.attach_context(self.context_session)
+            except BaseException:
+                self._drop(session)
+                raise
             return session
         except FleetError as exc:
             raise CodeInterpreterError(f"[{exc.code}] {exc.message} — {exc.action or ''}".rstrip(" —")) from exc
         except WorkerLost as exc:
             raise CodeInterpreterError(f"sandbox unavailable: {exc.reason}") from exc
+
+    def _new_worker(self) -> WorkerSession:
+        session = WorkerSession(self.options, self.workspace_id)
+        session.wait_ready()
+        return session
+
+    def _drop(self, session: WorkerSession) -> None:
+        if self._pool is not None:
+            self._pool.discard(self._session_id, session)
+        else:
+            session.close()
 
     @with_callbacks
     def shutdown(self) -> None:

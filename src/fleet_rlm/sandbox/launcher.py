@@ -6,8 +6,11 @@ Why it looks like this:
 - RLIMIT_NPROC never applies to uid 0. When the host runs as root, bubblewrap keeps CAP_SETUID/CAP_SETGID only
   long enough for the worker to switch to a per-sandbox uid (then every capability is gone), so the process
   limit contains fork bombs. As an ordinary user, the limit is the uid's current task count plus the budget.
-- Only what Python needs is bound read-only; the workspace is bound at /workspace; no host /tmp, /home,
-  /root, data dir or /proc. The network namespace has loopback only.
+- Only what Python needs is bound read-only; the workspace is bound at /workspace; the sandbox's own context
+  view (`context_view.ContextView`: hard links to the one session it serves) read-only at /context; no host
+  /tmp, /home, /root, data dir or /proc. The network namespace has loopback only.
+- After every cell the worker kills every other process of the sandbox (`worker_procs`): `--reap pidns`
+  under bubblewrap (a PID namespace nothing can leave), `--reap tree` without (descendants, as a subreaper).
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from fleet_rlm.errors import Unavailable
+from fleet_rlm.sandbox.context_view import GUEST_CONTEXT, ContextView
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.roots import GUEST_ROOT, SANDBOX_GID, WorkspaceRoots, ensure_roots
 from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
 from fleet_rlm.sandbox.transport import PipeTransport
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
+WORKER_SIBLINGS = ("worker_procs.py",)  # stdlib-only modules worker.py loads from its own directory
 GUEST_WORKER = "/opt/fleet/worker.py"
 SANDBOX_UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
@@ -119,7 +124,13 @@ def _traversable_parents(path: str) -> list[str]:
 
 
 def bwrap_argv(
-    bwrap: str, options: SandboxOptions, roots: WorkspaceRoots, worker_args: list[str], *, as_root: bool
+    bwrap: str,
+    options: SandboxOptions,
+    roots: WorkspaceRoots,
+    worker_args: list[str],
+    *,
+    as_root: bool,
+    context_view: Path | None = None,
 ) -> list[str]:
     if as_root:
         # Root: no user namespace (it would keep kuid 0); keep only the caps the worker needs to drop its uid.
@@ -141,9 +152,14 @@ def bwrap_argv(
         argv += ["--setenv", key, value]
     argv += _system_binds()
     argv += [*_traversable_parents(GUEST_WORKER), "--ro-bind", str(WORKER_FILE), GUEST_WORKER]
+    for name in WORKER_SIBLINGS:
+        argv += ["--ro-bind", str(WORKER_FILE.with_name(name)), f"{os.path.dirname(GUEST_WORKER)}/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    argv += ["--bind", str(roots.host_root), GUEST_ROOT, "--chdir", GUEST_ROOT]
+    argv += ["--bind", str(roots.host_root), GUEST_ROOT]
+    if context_view is not None:
+        argv += ["--ro-bind", str(context_view), GUEST_CONTEXT]
+    argv += ["--chdir", GUEST_ROOT]
     return [*argv, python_executable(), "-I", "-B", GUEST_WORKER, *worker_args]
 
 
@@ -190,9 +206,15 @@ class LocalWorker:
     isolation: IsolationLevel
     guest_root: str
     roots: WorkspaceRoots
+    context: ContextView | None = None
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def attach_context(self, session_id: str | None) -> None:
+        """Show `session_id`'s context documents (read-only) to this sandbox; see `context_view`."""
+        if self.context is not None:
+            self.context.attach(session_id)
 
     def kill(self) -> None:
         # bwrap: --die-with-parent takes the PID namespace down with the outer bwrap; reduced: the session.
@@ -203,6 +225,8 @@ class LocalWorker:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         self.transport.close()
+        if self.context is not None:
+            self.context.remove()
 
 
 def prepare_roots(
@@ -234,11 +258,15 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
     elif not as_root:
         nproc = _uid_task_count(os.getuid()) + options.max_processes
     guest_root = GUEST_ROOT if isolation == "bubblewrap" else str(roots.host_root)
-    worker_args += ["--workspace", guest_root, "--limits", _limits(options, nproc)]
+    view = ContextView(options.data_dir)
+    guest_context = GUEST_CONTEXT if isolation == "bubblewrap" else str(view.path)
+    worker_args += ["--workspace", guest_root, "--limits", _limits(options, nproc), "--context", guest_context]
+    worker_args += ["--reap", "pidns" if isolation == "bubblewrap" else "tree"]
     if isolation == "bubblewrap":
         bwrap = bwrap_path()
         assert bwrap is not None
-        argv, env, cwd = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root), None, None
+        argv = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root, context_view=view.path)
+        env, cwd = None, None
     else:
         argv = [python_executable(), "-I", "-B", str(WORKER_FILE), *worker_args]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root, **WORKER_ENV}
@@ -254,8 +282,11 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
             cwd=cwd,
             start_new_session=True,
         )
+    except BaseException:
+        view.remove()
+        raise
     finally:
         os.close(to_worker_r)
         os.close(from_worker_w)
     transport = PipeTransport(from_worker_r, to_worker_w)
-    return LocalWorker(process, transport, isolation, guest_root, roots)
+    return LocalWorker(process, transport, isolation, guest_root, roots, view)

@@ -102,6 +102,15 @@ class WorkerSession:
     def alive(self) -> bool:
         return not self._dead and self.handle.alive()
 
+    def attach_context(self, session_id: str | None) -> None:
+        """Let this sandbox see `session_id`'s context documents read-only (and only that session's).
+
+        Called at every lease: the first call binds the sandbox to the session, later calls add documents
+        loaded since. Handles without the notion (test doubles) are left alone."""
+        attach = getattr(self.handle, "attach_context", None)
+        if attach is not None and session_id is not None:
+            attach(session_id)
+
     def wait_ready(self) -> None:
         try:
             frame = self.handle.transport.recv_frame(timeout=self.options.startup_timeout_s)

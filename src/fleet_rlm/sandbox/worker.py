@@ -12,6 +12,8 @@ import ast
 import builtins
 import contextlib
 import fcntl
+import functools
+import importlib
 import inspect
 import io
 import itertools
@@ -24,7 +26,6 @@ import signal
 import struct
 import sys
 import threading
-import time
 import traceback
 
 PREFIX = struct.Struct(">II")
@@ -221,16 +222,16 @@ def jsonable(value):
 
 
 class Worker:
-    def __init__(self, channel, workspace, dedicated_uid=False):
+    def __init__(self, channel, workspace, reap=None, context=None):
         self.channel = channel
-        self.dedicated_uid = dedicated_uid
+        self.reap = reap  # how guest processes end after each cell (worker_procs)
         self.commands: queue.Queue = queue.Queue()
         self.pending, self.pending_lock, self.call_ids = {}, threading.Lock(), itertools.count(1)
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
         self.cell_lock, self.cell_active, self.interrupt_requested = threading.Lock(), False, False
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.capture = Capture()
-        self.namespace.update(_workspace_names(workspace))
+        self.namespace.update(_workspace_names(workspace, context))
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
         signal.signal(signal.SIGINT, self._on_sigint)
@@ -376,8 +377,6 @@ class Worker:
                 with self.cell_lock:
                     self.cell_active = False
         result["output"], result["omitted"] = capture.text()
-        if result.get("kind") == "interrupted" and self.dedicated_uid:
-            _reap_stragglers()
         return result
 
     def _exec(self, code, filename):
@@ -411,27 +410,11 @@ class Worker:
                     except Exception as exc:  # e.g. no thread for the capture: process limit reached
                         result = {"t": "done", "id": header.get("id"), "kind": "error", "output": ""}
                         result["error"] = f"{type(exc).__name__}: {exc} (the cell did not run)"
-                        if self.dedicated_uid:
-                            _reap_stragglers()
+                    if self.reap is not None:
+                        self.reap()
                     self.channel.send(result)
             except KeyboardInterrupt:
                 continue
-
-
-def _reap_stragglers():
-    """Kill this sandbox's other processes (fork bombs); only with a dedicated uid in a PID namespace."""
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except OSError:
-        return
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:  # reap our own children: zombies still count against RLIMIT_NPROC
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.01)
 
 
 def _safe_repr(value):
@@ -442,9 +425,20 @@ def _safe_repr(value):
     return text if len(text) <= 100_000 else text[:100_000] + "..."
 
 
-def _workspace_names(root):
+def _workspace_names(root, context=None):
     subs = ("memory", "artifacts", "buffers", "meta")
-    return {"WORKSPACE_ROOT": root, **{f"{sub.upper()}_DIR": os.path.join(root, sub) for sub in subs}}
+    names = {"WORKSPACE_ROOT": root, **{f"{sub.upper()}_DIR": os.path.join(root, sub) for sub in subs}}
+    return {**names, "CONTEXT_DIR": context} if context else names
+
+
+def _sibling(name):
+    """A stdlib-only module shipped next to this file (bound, uploaded or baked with it)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(here)
 
 
 def _drop_privileges(uid, gid):
@@ -469,6 +463,7 @@ def _apply_limits(spec):
 
 def _parse_args(argv):
     opts = {"--in": "0", "--out": "1", "--uid": None, "--gid": None, "--workspace": None, "--limits": ""}
+    opts.update({"--reap": "tree", "--context": None})
     return {**opts, **dict(zip(argv[::2], argv[1::2], strict=False))}
 
 
@@ -487,8 +482,12 @@ def main(argv, channel_type=None):
     workspace = opts["--workspace"] or os.environ.get("WORKSPACE_ROOT") or os.getcwd()
     if os.path.isdir(workspace):
         os.chdir(workspace)
-    dedicated = opts["--uid"] is not None and os.getuid() == int(opts["--uid"])
-    worker = Worker((channel_type or Channel)(in_fd, out_fd), workspace, dedicated_uid=dedicated)
+    procs = _sibling("worker_procs")
+    if opts["--reap"] == "tree":
+        procs.become_subreaper()
+    reap = functools.partial(procs.end_guest_processes, opts["--reap"])
+    channel = (channel_type or Channel)(in_fd, out_fd)
+    worker = Worker(channel, workspace, reap=reap, context=opts["--context"])
     try:
         worker.serve()
     finally:

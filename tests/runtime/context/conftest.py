@@ -98,3 +98,8 @@ def http_server() -> Iterator[LoopbackServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def ctx_of(workspace: Path) -> Path:
+    """The session context directory the loaders write to in these tests (outside the workspace)."""
+    return workspace.parent.parent / "sessions" / "s1" / "context"

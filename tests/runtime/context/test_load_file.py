@@ -12,7 +12,7 @@ from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context import LoadedDocument, load_context
 from fleet_rlm.runtime.contracts import ContextSource
 
-from .conftest import make_settings
+from .conftest import ctx_of, make_settings
 from .factories import HTML_PAGE, make_docx, make_pdf
 
 
@@ -21,7 +21,9 @@ def _load(tmp_path: Path, workspace: Path, settings: Settings, name: str, data: 
     upload.parent.mkdir(exist_ok=True)
     upload.write_bytes(data)
     source = ContextSource(kind="file", name=name, path=str(upload), **kw)
-    return load_context([source], workspace_dir=workspace, settings=settings).documents[0]
+    return load_context([source], workspace_dir=workspace, context_dir=ctx_of(workspace), settings=settings).documents[
+        0
+    ]
 
 
 def test_pdf_pages_become_text(tmp_path: Path, workspace: Path, ctx_settings: Settings) -> None:
@@ -30,7 +32,7 @@ def test_pdf_pages_become_text(tmp_path: Path, workspace: Path, ctx_settings: Se
     assert doc.info["pages"] == 2
     assert "--- page 1 ---\nHello from page one" in doc.text
     assert "--- page 2 ---\nSecond (page) text" in doc.text
-    assert (workspace / doc.path_in_workspace).read_text(encoding="utf-8") == doc.text
+    assert doc.file.read_text(encoding="utf-8") == doc.text
 
 
 def test_docx_keeps_headings_paragraphs_and_tables_in_order(
@@ -113,7 +115,7 @@ def test_unreadable_files_are_unsupported(
 def test_missing_attachment(workspace: Path, ctx_settings: Settings, tmp_path: Path) -> None:
     source = ContextSource(kind="file", name="gone.txt", path=str(tmp_path / "nope.txt"))
     with pytest.raises(FleetError) as caught:
-        load_context([source], workspace_dir=workspace, settings=ctx_settings)
+        load_context([source], workspace_dir=workspace, context_dir=ctx_of(workspace), settings=ctx_settings)
     assert (caught.value.code, caught.value.status) == ("context_file_missing", 404)
 
 

@@ -11,13 +11,15 @@ from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context import ContextLimits, LoadedDocument, load_context
 from fleet_rlm.runtime.contracts import ContextSource
 
-from .conftest import make_settings
+from .conftest import ctx_of, make_settings
 from .factories import make_pdf
 
 
 def _load(path: str, workspace: Path, settings: Settings, limits: ContextLimits | None = None) -> LoadedDocument:
     source = ContextSource(kind="path", path=path)
-    return load_context([source], workspace_dir=workspace, settings=settings, limits=limits).documents[0]
+    return load_context(
+        [source], workspace_dir=workspace, context_dir=ctx_of(workspace), settings=settings, limits=limits
+    ).documents[0]
 
 
 def _code(path: str, workspace: Path, settings: Settings) -> str:
@@ -32,7 +34,7 @@ def test_a_workspace_file(workspace: Path, ctx_settings: Settings) -> None:
     assert (doc.kind, doc.name, doc.text) == ("path", "memory/notes.md", "# Notes\nremember this\n")
     assert doc.media_type == "text/markdown"
     assert doc.info["source_path"] == "memory/notes.md"
-    assert doc.path_in_workspace.startswith("buffers/context/")
+    assert doc.file.parent == ctx_of(workspace)
 
 
 def test_a_workspace_pdf_is_converted(workspace: Path, ctx_settings: Settings) -> None:

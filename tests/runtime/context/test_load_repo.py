@@ -15,7 +15,7 @@ from fleet_rlm.runtime.context import ContextLimits, LoadedDocument, load_contex
 from fleet_rlm.runtime.context.repo import _run
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource
 
-from .conftest import make_settings
+from .conftest import ctx_of, make_settings
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -54,14 +54,16 @@ def origin(tmp_path: Path) -> Path:
 def _load(url: str, workspace: Path, settings: Settings, ref: str | None = None, **limits: int) -> LoadedDocument:
     source = ContextSource(kind="repo", url=url, ref=ref)
     bounds = ContextLimits(**limits) if limits else None  # type: ignore[arg-type]
-    return load_context([source], workspace_dir=workspace, settings=settings, limits=bounds).documents[0]
+    return load_context(
+        [source], workspace_dir=workspace, context_dir=ctx_of(workspace), settings=settings, limits=bounds
+    ).documents[0]
 
 
 def test_clone_lists_the_tree_and_inlines_the_readme(origin: Path, workspace: Path, ctx_settings: Settings) -> None:
     doc = _load(origin.as_uri(), workspace, ctx_settings)
-    repo_dir = workspace / doc.info["repo_path"]
+    repo_dir = ctx_of(workspace) / doc.info["repo_path"]
 
-    assert doc.info["repo_path"].startswith("buffers/repos/demo-project-")
+    assert doc.info["repo_path"].startswith("repos/demo-project-")
     assert (repo_dir / "src" / "app.py").read_text() == "print('hello')\n"
     assert not (repo_dir / "feature.txt").exists()
     assert doc.info["commit"] == _git(origin, "rev-parse", "main").strip()
@@ -74,7 +76,7 @@ def test_clone_lists_the_tree_and_inlines_the_readme(origin: Path, workspace: Pa
 
 def test_symlinks_are_checked_out_as_plain_files(origin: Path, workspace: Path, ctx_settings: Settings) -> None:
     doc = _load(origin.as_uri(), workspace, ctx_settings)
-    link = workspace / doc.info["repo_path"] / "passwd-link"
+    link = ctx_of(workspace) / doc.info["repo_path"] / "passwd-link"
     assert not link.is_symlink()
     assert link.read_text() == "/etc/passwd"
 
@@ -90,14 +92,14 @@ def test_same_url_and_ref_reuse_the_clone(origin: Path, workspace: Path, ctx_set
     assert second.info["clone_reused"] is True
     assert second.info["repo_path"] == first.info["repo_path"]
     assert second.info["commit"] == first.info["commit"]
-    assert second.path_in_workspace == first.path_in_workspace
-    assert len(list((workspace / "buffers" / "repos").iterdir())) == 1
+    assert second.path == first.path
+    assert len(list((ctx_of(workspace) / "repos").iterdir())) == 1
 
 
 @pytest.mark.parametrize("ref", ["feature", "v1"])
 def test_branch_and_tag_refs(origin: Path, workspace: Path, ctx_settings: Settings, ref: str) -> None:
     doc = _load(origin.as_uri(), workspace, ctx_settings, ref=ref)
-    has_feature = (workspace / doc.info["repo_path"] / "feature.txt").exists()
+    has_feature = (ctx_of(workspace) / doc.info["repo_path"] / "feature.txt").exists()
     assert has_feature == (ref == "feature")
     assert doc.info["ref"] == ref and f"Ref: {ref}" in doc.text
 
@@ -106,7 +108,7 @@ def test_commit_sha_ref(origin: Path, workspace: Path, ctx_settings: Settings) -
     sha = _git(origin, "rev-parse", "feature").strip()
     doc = _load(origin.as_uri(), workspace, ctx_settings, ref=sha)
     assert doc.info["commit"] == sha
-    assert (workspace / doc.info["repo_path"] / "feature.txt").exists()
+    assert (ctx_of(workspace) / doc.info["repo_path"] / "feature.txt").exists()
 
 
 @pytest.mark.parametrize("ref", ["no-such-branch", "--upload-pack=touch /tmp/x", "a..b"])
@@ -114,7 +116,7 @@ def test_bad_refs_fail(origin: Path, workspace: Path, ctx_settings: Settings, re
     with pytest.raises(FleetError) as caught:
         _load(origin.as_uri(), workspace, ctx_settings, ref=ref)
     assert caught.value.code == "context_repo_failed"
-    assert not any((workspace / "buffers" / "repos").glob("*"))
+    assert not any((ctx_of(workspace) / "repos").glob("*"))
 
 
 def test_missing_repository_fails(tmp_path: Path, workspace: Path, ctx_settings: Settings) -> None:
@@ -154,7 +156,7 @@ def test_too_large_clone_is_removed(origin: Path, workspace: Path, ctx_settings:
     with pytest.raises(FleetError) as caught:
         _load(origin.as_uri(), workspace, ctx_settings, repo_max_bytes=1000)
     assert caught.value.code == "context_too_large"
-    assert list((workspace / "buffers" / "repos").iterdir()) == []
+    assert list((ctx_of(workspace) / "repos").iterdir()) == []
 
 
 def test_readme_and_listing_are_bounded(origin: Path, workspace: Path, ctx_settings: Settings) -> None:

@@ -15,6 +15,7 @@ from fleet_rlm.runtime.context import ContextLimits, LoadedDocument, load_contex
 from fleet_rlm.runtime.context.fetch import MAX_REDIRECTS, _open, fetch_url
 from fleet_rlm.runtime.context.netguard import CheckedTarget
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource
+from tests.runtime.context.conftest import ctx_of
 
 from .conftest import LoopbackServer, make_settings
 from .factories import HTML_PAGE, make_pdf
@@ -22,7 +23,9 @@ from .factories import HTML_PAGE, make_pdf
 
 def _load(url: str, workspace: Path, settings: Settings, limits: ContextLimits | None = None) -> LoadedDocument:
     source = ContextSource(kind="url", url=url)
-    return load_context([source], workspace_dir=workspace, settings=settings, limits=limits).documents[0]
+    return load_context(
+        [source], workspace_dir=workspace, context_dir=ctx_of(workspace), settings=settings, limits=limits
+    ).documents[0]
 
 
 def _code(url: str, workspace: Path, settings: Settings, limits: ContextLimits | None = None) -> str:
@@ -40,7 +43,7 @@ def test_html_page_is_fetched_converted_and_written(
     assert (doc.kind, doc.name, doc.media_type) == ("url", url, "text/html")
     assert "# Getting started" in doc.text and "do-not-show" not in doc.text
     assert doc.info["http_status"] == 200 and doc.info["url"] == url
-    assert (workspace / doc.path_in_workspace).read_text(encoding="utf-8") == doc.text
+    assert doc.file.read_text(encoding="utf-8") == doc.text
     assert http_server.hosts == [f"127.0.0.1:{http_server.port}"]
 
 
@@ -153,7 +156,11 @@ def test_cancel_stops_a_download(http_server: LoopbackServer, workspace: Path, c
     try:
         with pytest.raises(FleetError) as caught:
             load_context(
-                [ContextSource(kind="url", url=url)], workspace_dir=workspace, settings=ctx_settings, cancel=cancel
+                [ContextSource(kind="url", url=url)],
+                workspace_dir=workspace,
+                context_dir=ctx_of(workspace),
+                settings=ctx_settings,
+                cancel=cancel,
             )
     finally:
         timer.cancel()

@@ -132,7 +132,7 @@ def test_worker_files_are_uploaded_once_per_sandbox(fake_daytona: FakeDaytonaSer
         assert (_creates(fake_daytona), _uploads(fake_daytona)) == (1, 1)
         (record,) = fake_daytona.state.sandboxes.values()
         uploaded = record.root / "home/daytona/.fleet-rlm" / worker_version()
-        assert sorted(p.name for p in uploaded.iterdir()) == ["worker.py", "worker_lines.py"]
+        assert sorted(p.name for p in uploaded.iterdir()) == ["worker.py", "worker_lines.py", "worker_procs.py"]
         first.shutdown()
         second.shutdown()
     finally:

@@ -1,4 +1,4 @@
-"""Context loaders: what the user gives a turn, written once into the session's workspace.
+"""Context loaders: what the user gives a turn, written once into the session's host-only context directory.
 
 Public API: `load_context` (+ `LoadedContext`, `LoadedDocument`, `ContextLimits`), `history_variable`,
 `update_summary`. Error codes live in `failures`.

@@ -1,8 +1,10 @@
-"""What loading produced: documents written once into the workspace, and the `context` variable built from them.
+"""What loading produced: documents written once into the session's context directory, and the `context`
+variable built from them.
 
-Every document is a UTF-8 text file under `buffers/context/`, named by the sha256 of its content, so the sandbox
-reads it by reference and loading the same content again writes nothing. `LoadedContext.as_variable()` joins the
-documents once (cached) for RLM's `context` input; the sandbox's context cache then sends it to the worker once.
+Every document is a UTF-8 text file in `<data_dir>/sessions/<session_id>/context/` (host-only, never in the
+guest-writable workspace; a sandbox sees it read-only at /context, see `sandbox.context_view`), named by the
+sha256 of its content, so loading the same content again writes nothing. `LoadedContext.as_variable()` joins
+the documents once (cached) for RLM's `context` input; the sandbox's context cache then sends it once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONTEXT_DIR = "buffers/context"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -27,16 +28,17 @@ def safe_name(name: str, *, default: str = "context", max_len: int = 60) -> str:
 
 @dataclass
 class LoadedDocument:
-    """One loaded source. `text` is read from the workspace file unless the loader still holds it."""
+    """One loaded source. `path` is relative to the session's context directory (and to /context in the
+    sandbox); `text` is read from that file unless the loader still holds it."""
 
     name: str
     kind: str
-    path_in_workspace: str
+    path: str
     chars: int
     sha256: str
     media_type: str
     truncated: bool
-    workspace_dir: Path
+    context_dir: Path
     info: dict[str, Any] = field(default_factory=dict)
     _text: str | None = field(default=None, repr=False, compare=False)
 
@@ -44,7 +46,11 @@ class LoadedDocument:
     def text(self) -> str:
         if self._text is not None:
             return self._text
-        return (self.workspace_dir / self.path_in_workspace).read_text(encoding="utf-8")
+        return self.file.read_text(encoding="utf-8")
+
+    @property
+    def file(self) -> Path:
+        return self.context_dir / self.path
 
     @property
     def header(self) -> str:
@@ -54,7 +60,7 @@ class LoadedDocument:
         entry: dict[str, Any] = {
             "name": self.name,
             "kind": self.kind,
-            "path": self.path_in_workspace,
+            "path": self.path,
             "chars": self.chars,
             "sha256": self.sha256,
             "media_type": self.media_type,
@@ -89,7 +95,7 @@ class LoadedContext:
 
 
 def write_document(
-    workspace_dir: Path,
+    context_dir: Path,
     *,
     name: str,
     kind: str,
@@ -98,7 +104,9 @@ def write_document(
     truncated: bool = False,
     info: dict[str, Any] | None = None,
 ) -> LoadedDocument:
-    """Write `text` to `buffers/context/<sha16>-<name>.txt` unless that exact file already exists."""
+    """Write `text` to `<context_dir>/<sha16>-<name>.txt` unless that exact file already exists.
+
+    `context_dir` is host-only (a session's context directory), so ordinary path operations are safe there."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: store what a reader of the file will see
@@ -107,20 +115,18 @@ def write_document(
     digest = hashlib.sha256(data).hexdigest()
     stem = safe_name(name)
     file_name = f"{digest[:16]}-{stem}" + ("" if stem.endswith(".txt") else ".txt")
-    relative = f"{CONTEXT_DIR}/{file_name}"
-    target = workspace_dir / relative
-    written = _write_once(target, data)
+    written = _write_once(context_dir / file_name, data)
     details = dict(info or {})
     details["reused"] = not written
     return LoadedDocument(
         name=name,
         kind=kind,
-        path_in_workspace=relative,
+        path=file_name,
         chars=len(text),
         sha256=digest,
         media_type=media_type,
         truncated=truncated,
-        workspace_dir=workspace_dir,
+        context_dir=context_dir,
         info=details,
         _text=text,
     )

@@ -1,8 +1,10 @@
 """`load_context`: the one entry point the turn runner calls before a turn's program starts.
 
-Every source becomes a document file in the workspace (`buffers/context/`), loaded once per distinct content;
-the runner passes `LoadedContext.as_variable()` as RLM's `context` input and the sandbox reads the files by
-path. `emit(kind, size, info)` fires once per loaded source so the runner can publish `context_loaded`.
+Every source becomes a document file in the session's host-only context directory (`context_dir`, see
+`sandbox.context_view`), loaded once per distinct content; the runner passes `LoadedContext.as_variable()` as
+RLM's `context` input and the session's sandbox sees the files read-only at /context. `workspace_dir` is only
+read (`path` sources); nothing is written into the guest-writable workspace.
+`emit(kind, size, info)` fires once per loaded source so the runner can publish `context_loaded`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def load_context(
     sources: Sequence[ContextSource],
     *,
     workspace_dir: Path,
+    context_dir: Path,
     settings: Settings,
     emit: EmitFn | None = None,
     cancel: CancelToken | None = None,
@@ -43,7 +46,14 @@ def load_context(
     for source in sources:
         if cancel is not None and cancel.cancelled:
             raise cancelled("context loading")
-        document = load_source(source, workspace_dir=workspace_dir, settings=settings, limits=bounds, cancel=cancel)
+        document = load_source(
+            source,
+            workspace_dir=workspace_dir,
+            context_dir=context_dir,
+            settings=settings,
+            limits=bounds,
+            cancel=cancel,
+        )
         total += document.chars
         if total > bounds.max_total_chars:
             raise context_error(
@@ -63,22 +73,23 @@ def load_source(
     source: ContextSource,
     *,
     workspace_dir: Path,
+    context_dir: Path,
     settings: Settings,
     limits: ContextLimits | None = None,
     cancel: CancelToken | None = None,
 ) -> LoadedDocument:
-    """Load one source (dispatch on `source.kind`)."""
+    """Load one source (dispatch on `source.kind`) into `context_dir`."""
     bounds = limits or ContextLimits.from_settings(settings)
     if source.kind == "text":
-        return load_text(source, workspace_dir=workspace_dir, settings=settings)
+        return load_text(source, context_dir=context_dir, settings=settings)
     if source.kind == "file":
-        return load_file(source, workspace_dir=workspace_dir, settings=settings)
+        return load_file(source, context_dir=context_dir, settings=settings)
     if source.kind == "url":
-        return load_url(source, workspace_dir=workspace_dir, settings=settings, limits=bounds, cancel=cancel)
+        return load_url(source, context_dir=context_dir, settings=settings, limits=bounds, cancel=cancel)
     if source.kind == "repo":
-        return load_repo(source, workspace_dir=workspace_dir, settings=settings, limits=bounds, cancel=cancel)
+        return load_repo(source, context_dir=context_dir, settings=settings, limits=bounds, cancel=cancel)
     if source.kind == "path":
-        return load_path(source, workspace_dir=workspace_dir, settings=settings, limits=bounds)
+        return load_path(source, workspace_dir=workspace_dir, context_dir=context_dir, settings=settings, limits=bounds)
     raise context_error(
         SOURCE_INVALID, f"unknown context source kind {source.kind!r}", "use text, file, url, repo or path"
     )

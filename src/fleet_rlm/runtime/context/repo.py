@@ -1,4 +1,7 @@
-"""Shallow-clone a repository into the workspace (`buffers/repos/<name>-<hash>/`), bounded in time and size.
+"""Shallow-clone a repository into the session's context (`<context_dir>/repos/<name>-<hash>/`), bounded.
+
+The context directory is host-only (the sandbox sees it read-only at /context/repos/), so a clone can never be
+changed by guest code between turns, and other sessions never see it.
 
 Only https:// (public hosts, checked like URL sources) and file:// (only with url_allow_private: it reads the
 server's own disk) are accepted. git runs with no system/global config, no credential helper, no prompts,
@@ -25,8 +28,8 @@ from fleet_rlm.runtime.context.documents import safe_name
 from fleet_rlm.runtime.context.failures import REPO_BLOCKED, REPO_FAILED, TOO_LARGE, cancelled, context_error
 from fleet_rlm.runtime.context.netguard import check_url
 from fleet_rlm.runtime.contracts import CancelToken
+from fleet_rlm.sandbox.context_view import REPOS_SUBDIR as REPOS_DIR
 
-REPOS_DIR = "buffers/repos"
 _REF = re.compile(r"^[A-Za-z0-9._/][A-Za-z0-9._/+@-]{0,199}$")
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _USERINFO = re.compile(r"(https?://)[^/@\s]+@")
@@ -38,7 +41,7 @@ _SIZE_EVERY_S = 1.0
 class ClonedRepo:
     url: str
     ref: str | None
-    path_in_workspace: str
+    path: str  # relative to the context directory
     commit: str
     reused: bool
     size_bytes: int
@@ -48,7 +51,7 @@ def clone_repo(
     url: str,
     ref: str | None,
     *,
-    workspace_dir: Path,
+    context_dir: Path,
     allow_private: bool,
     timeout_s: float,
     max_bytes: int,
@@ -61,7 +64,7 @@ def clone_repo(
     key = hashlib.sha256(f"{url}\n{ref or ''}".encode()).hexdigest()[:12]
     name = safe_name(url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"), default="repo", max_len=40)
     relative = f"{REPOS_DIR}/{name}-{key}"
-    dest = workspace_dir / relative
+    dest = context_dir / relative
     env = _git_env(scheme)
     if (dest / ".git").is_dir():
         return ClonedRepo(url, ref, relative, _head(dest, env), True, _du(dest))

@@ -1,4 +1,5 @@
-"""One loader per source kind. Each turns a `ContextSource` into a `LoadedDocument` written to the workspace.
+"""One loader per source kind. Each turns a `ContextSource` into a `LoadedDocument` written to `context_dir`
+(the session's host-only context directory; `workspace_dir` is only read, for `path` sources).
 
 The loaders share `ContextLimits` (bounds that have no setting yet) and the `Settings` limits; they never hold
 more than one copy of a large input beyond what writing it requires.
@@ -62,13 +63,13 @@ def _too_large(what: str, size: int, limit: int, setting: str) -> Exception:
     )
 
 
-def load_text(source: ContextSource, *, workspace_dir: Path, settings: Settings) -> LoadedDocument:
+def load_text(source: ContextSource, *, context_dir: Path, settings: Settings) -> LoadedDocument:
     if source.text is None:
         raise _missing("text", "text")
     if len(source.text) > settings.upload_max_bytes:
         raise _too_large("pasted text", len(source.text), settings.upload_max_bytes, "upload_max_bytes")
     return write_document(
-        workspace_dir,
+        context_dir,
         name=source.name or "pasted text",
         kind="text",
         text=source.text,
@@ -76,7 +77,7 @@ def load_text(source: ContextSource, *, workspace_dir: Path, settings: Settings)
     )
 
 
-def load_file(source: ContextSource, *, workspace_dir: Path, settings: Settings) -> LoadedDocument:
+def load_file(source: ContextSource, *, context_dir: Path, settings: Settings) -> LoadedDocument:
     if not source.path:
         raise _missing("path", "file")
     host_path = Path(source.path)
@@ -95,12 +96,17 @@ def load_file(source: ContextSource, *, workspace_dir: Path, settings: Settings)
     if source.attachment_id:
         info["attachment_id"] = source.attachment_id
     return write_document(
-        workspace_dir, name=name, kind="file", text=converted.text, media_type=converted.media_type, info=info
+        context_dir, name=name, kind="file", text=converted.text, media_type=converted.media_type, info=info
     )
 
 
 def load_url(
-    source: ContextSource, *, workspace_dir: Path, settings: Settings, limits: ContextLimits, cancel: CancelToken | None
+    source: ContextSource,
+    *,
+    context_dir: Path,
+    settings: Settings,
+    limits: ContextLimits,
+    cancel: CancelToken | None,
 ) -> LoadedDocument:
     if not source.url:
         raise _missing("url", "url")
@@ -120,7 +126,7 @@ def load_url(
         info["final_url"] = fetched.final_url
         info["redirects"] = len(fetched.redirects)
     return write_document(
-        workspace_dir,
+        context_dir,
         name=source.name or source.url,
         kind="url",
         text=converted.text,
@@ -130,27 +136,32 @@ def load_url(
 
 
 def load_repo(
-    source: ContextSource, *, workspace_dir: Path, settings: Settings, limits: ContextLimits, cancel: CancelToken | None
+    source: ContextSource,
+    *,
+    context_dir: Path,
+    settings: Settings,
+    limits: ContextLimits,
+    cancel: CancelToken | None,
 ) -> LoadedDocument:
     if not source.url:
         raise _missing("url", "repo")
     repo = clone_repo(
         source.url,
         source.ref,
-        workspace_dir=workspace_dir,
+        context_dir=context_dir,
         allow_private=settings.url_allow_private,
         timeout_s=limits.repo_timeout_s,
         max_bytes=limits.repo_max_bytes,
         cancel=cancel,
     )
-    root = workspace_dir / repo.path_in_workspace
+    root = context_dir / repo.path
     listing, files, listing_truncated = tree_listing(root, max_entries=limits.listing_max_entries)
     url = redact(source.url)
     lines = [
         f"Repository: {url}",
         f"Ref: {source.ref or '(default branch)'}",
         f"Commit: {repo.commit}",
-        f"Files are in the workspace at {repo.path_in_workspace}/ — read them from there.",
+        f"Files are in CONTEXT_DIR/{repo.path}/ (read-only; /context/{repo.path}/ in a bubblewrap sandbox).",
         "",
         f"Files ({files}):",
         listing,
@@ -166,7 +177,7 @@ def load_repo(
         lines += ["", f"--- {readme} ---", text[: limits.readme_max_chars]]
         break
     return write_document(
-        workspace_dir,
+        context_dir,
         name=source.name or url,
         kind="repo",
         text="\n".join(lines) + "\n",
@@ -175,7 +186,7 @@ def load_repo(
             "url": url,
             "ref": source.ref,
             "commit": repo.commit,
-            "repo_path": repo.path_in_workspace,
+            "repo_path": repo.path,
             "files": files,
             "repo_bytes": repo.size_bytes,
             "clone_reused": repo.reused,
@@ -184,7 +195,7 @@ def load_repo(
 
 
 def load_path(
-    source: ContextSource, *, workspace_dir: Path, settings: Settings, limits: ContextLimits
+    source: ContextSource, *, workspace_dir: Path, context_dir: Path, settings: Settings, limits: ContextLimits
 ) -> LoadedDocument:
     """A workspace file or directory, read fd-relative through `sandbox.guestfs` (links are refused or skipped)."""
     if not source.path:
@@ -201,7 +212,7 @@ def load_path(
             data, name=relative.rsplit("/", 1)[-1], media_type=source.media_type, limits=document_limits(settings)
         )
         return write_document(
-            workspace_dir,
+            context_dir,
             name=name,
             kind="path",
             text=converted.text,
@@ -219,7 +230,7 @@ def load_path(
     if gathered.skipped:
         parts.append("Not included (binary, unreadable, a link or a special file): " + ", ".join(gathered.skipped))
     return write_document(
-        workspace_dir,
+        context_dir,
         name=name,
         kind="path",
         text="\n\n".join(parts) + "\n",

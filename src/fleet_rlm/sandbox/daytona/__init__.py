@@ -62,6 +62,7 @@ def daytona_interpreter_factory(
     pool: SandboxPool | None = None,
     session_id: str | None = None,
     workspace_id: str | None = None,
+    context_session: str | None = None,
     daytona: DaytonaOptions | DaytonaBackend | None = None,
     reuse: bool | None = None,
     **options: Any,
@@ -85,5 +86,11 @@ def daytona_interpreter_factory(
     else:
         backend = shared_backend(daytona or DaytonaOptions.from_settings(settings))
     return DaytonaInterpreterFactory(
-        resolved, backend, pool=pool, session_id=session_id, workspace_id=workspace_id, reuse=reuse
+        resolved,
+        backend,
+        pool=pool,
+        session_id=session_id,
+        workspace_id=workspace_id,
+        context_session=context_session,
+        reuse=reuse,
     )

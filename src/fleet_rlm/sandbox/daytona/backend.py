@@ -13,6 +13,7 @@ configuration so every factory of a server process shares it, and `shutdown_back
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 from daytona import AsyncSandbox
 
 from fleet_rlm.sandbox.daytona.client import DaytonaClient, DaytonaUnavailable
+from fleet_rlm.sandbox.daytona.context import SandboxContext, ensure_context_dir, sync_context
 from fleet_rlm.sandbox.daytona.options import LABEL_APP, DaytonaOptions
 from fleet_rlm.sandbox.daytona.remote import DaytonaWorker, ensure_worker_files, start_worker
 from fleet_rlm.sandbox.options import SandboxOptions
@@ -45,7 +47,9 @@ class _Sandbox:
     sandbox: AsyncSandbox
     keep: bool
     worker_dir: str | None = None
+    context: SandboxContext | None = None
     workers: set[str] = field(default_factory=set)
+    context_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class DaytonaBackend:
@@ -89,7 +93,17 @@ class DaytonaBackend:
             try:
                 if entry.worker_dir is None:
                     entry.worker_dir = ensure_worker_files(self.client, entry.sandbox)
-                worker = start_worker(self.client, entry.sandbox, entry.worker_dir, options, on_exit=self._worker_ended)
+                if entry.context is None:
+                    entry.context = SandboxContext(ensure_context_dir(self.client, entry.sandbox))
+                worker = start_worker(
+                    self.client,
+                    entry.sandbox,
+                    entry.worker_dir,
+                    options,
+                    on_exit=self._worker_ended,
+                    context_dir=entry.context.guest_dir,
+                    on_attach=functools.partial(self._attach, entry, options),
+                )
             except DaytonaUnavailable:
                 if entry.keep and attempt == 1:  # e.g. auto-stopped since we last used it: look it up again
                     self._forget(entry)
@@ -135,6 +149,12 @@ class DaytonaBackend:
         with self._lock:
             if self._sandboxes.get(entry.sandbox.id) is entry:
                 del self._sandboxes[entry.sandbox.id]
+
+    def _attach(self, entry: _Sandbox, options: SandboxOptions, session_id: str) -> None:
+        """Give the sandbox `session_id`'s context (its only session; see `context.py`)."""
+        assert entry.context is not None
+        with entry.context_lock:
+            sync_context(self.client, entry.sandbox, entry.context, options.data_dir, session_id)
 
     # --- release -------------------------------------------------------------------------------------------
     def _worker_ended(self, worker: DaytonaWorker) -> None:

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dspy.primitives.code_interpreter import CodeInterpreterError
-
-from fleet_rlm.errors import FleetError
 from fleet_rlm.sandbox.daytona.backend import DaytonaBackend
 from fleet_rlm.sandbox.daytona.status import daytona_status
-from fleet_rlm.sandbox.interpreter import SandboxInterpreter
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter, context_instructions
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.roots import GUEST_ROOT, validate_workspace_id
-from fleet_rlm.sandbox.session import Spawn, WorkerLost, WorkerSession
+from fleet_rlm.sandbox.session import Spawn, WorkerSession
 
 if TYPE_CHECKING:
     from fleet_rlm.sandbox.pool import SandboxPool
@@ -28,8 +25,10 @@ def daytona_instructions(options: SandboxOptions) -> str:
         "Code runs as CPython in a Daytona cloud sandbox (its own VM-like container; network as configured). "
         "Globals, imports and functions persist across executions. "
         f"WORKSPACE_ROOT ({GUEST_ROOT}) holds memory/ (MEMORIES.md), artifacts/, buffers/ and meta/, which "
-        "persist across sessions on a Daytona volume; the working directory is WORKSPACE_ROOT. Host tools, "
-        "llm_query, llm_query_batched and SUBMIT are global functions; a failing host call raises ToolError. "
+        "persist across sessions on a Daytona volume; the working directory is WORKSPACE_ROOT. "
+        + context_instructions("/context, or ~/.fleet-context")
+        + "Host tools, llm_query, llm_query_batched and SUBMIT are global functions; a failing host call "
+        "raises ToolError. "
         f"Each execution may run {options.cell_timeout_s:g} s (then KeyboardInterrupt; state is kept) and "
         f"output beyond {options.output_max_chars} characters is elided in the middle."
     )
@@ -46,17 +45,10 @@ class DaytonaInterpreter(SandboxInterpreter):
     def execution_instructions(self) -> str:
         return daytona_instructions(self.options)
 
-    def _acquire(self) -> WorkerSession:
-        try:
-            if self._pool is not None:
-                return self._pool.lease(self._session_id, self.workspace_id)
-            session = WorkerSession(self.options, self.workspace_id, spawn=self._spawn)
-            session.wait_ready()
-            return session
-        except FleetError as exc:
-            raise CodeInterpreterError(f"[{exc.code}] {exc.message} — {exc.action or ''}".rstrip(" —")) from exc
-        except WorkerLost as exc:
-            raise CodeInterpreterError(f"sandbox unavailable: {exc.reason}") from exc
+    def _new_worker(self) -> WorkerSession:
+        session = WorkerSession(self.options, self.workspace_id, spawn=self._spawn)
+        session.wait_ready()
+        return session
 
 
 class DaytonaInterpreterFactory:
@@ -70,6 +62,7 @@ class DaytonaInterpreterFactory:
         pool: SandboxPool | None = None,
         session_id: str | None = None,
         workspace_id: str | None = None,
+        context_session: str | None = None,
         role: str = "root",
         parent_id: str | None = None,
         reuse: bool | None = None,
@@ -78,6 +71,7 @@ class DaytonaInterpreterFactory:
         self.backend = backend
         self.pool = pool
         self.session_id = session_id
+        self.context_session = context_session
         self.workspace_id = validate_workspace_id(workspace_id or options.workspace_id)
         self.isolation = "daytona"
         self.spawn: Spawn = backend.spawner(session_id=session_id, role=role, parent_id=parent_id, reuse=reuse)
@@ -89,6 +83,7 @@ class DaytonaInterpreterFactory:
             pool=self.pool,
             session_id=self.session_id,
             workspace_id=self.workspace_id,
+            context_session=self.context_session,
             spawn=self.spawn,
         )
 
@@ -98,6 +93,7 @@ class DaytonaInterpreterFactory:
             self.options,
             self.backend,
             workspace_id=workspace_id or self.workspace_id,
+            context_session=self.context_session or self.session_id,
             role="child",
             parent_id=parent_id or self.session_id,
             reuse=False,

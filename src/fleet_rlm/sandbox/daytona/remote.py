@@ -62,15 +62,17 @@ def _limits(options: SandboxOptions) -> str:
     return ",".join(f"{key}={value}" for key, value in parts.items())
 
 
-def worker_command(python: str, worker_dir: str, options: SandboxOptions) -> str:
-    """Shell command: create the durable roots on the volume if missing, then run the line-framed worker."""
+def worker_command(python: str, worker_dir: str, options: SandboxOptions, context_dir: str | None = None) -> str:
+    """Shell command: create the durable roots on the volume if missing, then run the line-framed worker
+    (which kills every process it started after each cell: `--reap tree`)."""
     root = shlex.quote(GUEST_ROOT)
     memories = f"memory/{MEMORIES_FILE}"
     return (
         f"cd {root} && mkdir -p {' '.join(SUBDIRS)} && "
         f"{{ test -f {memories} || printf %s {shlex.quote(MEMORIES_HEADER)} > {memories}; }} && "
         f"{shlex.quote(python)} -I -B {shlex.quote(worker_dir + '/worker_lines.py')} "
-        f"--workspace {root} --limits {_limits(options)}"
+        f"--workspace {root} --limits {_limits(options)} --reap tree"
+        + (f" --context {shlex.quote(context_dir)}" if context_dir else "")
     )
 
 
@@ -115,6 +117,7 @@ class DaytonaWorker:
     command_id: str
     transport: LineTransport
     on_exit: Callable[[DaytonaWorker], None] | None = None
+    on_attach: Callable[[str], None] | None = None
     guest_root: str = GUEST_ROOT
     isolation: str = ISOLATION
     _killed: bool = field(default=False, repr=False)
@@ -129,6 +132,11 @@ class DaytonaWorker:
 
     def alive(self) -> bool:
         return not self._killed and self.transport.alive()
+
+    def attach_context(self, session_id: str) -> None:
+        """Upload `session_id`'s context documents this sandbox lacks (read-only there)."""
+        if self.on_attach is not None:
+            self.on_attach(session_id)
 
     def kill(self) -> None:
         """Stop the worker (deleting its process session kills it) and let the owner release the sandbox."""
@@ -153,10 +161,12 @@ def start_worker(
     options: SandboxOptions,
     *,
     on_exit: Callable[[DaytonaWorker], None] | None = None,
+    context_dir: str | None = None,
+    on_attach: Callable[[str], None] | None = None,
 ) -> DaytonaWorker:
     """Start the worker in a new process session; returns before it is ready (the session waits)."""
     session_id = f"fleet-worker-{uuid.uuid4().hex[:12]}"
-    command = worker_command(client.options.python, worker_dir, options)
+    command = worker_command(client.options.python, worker_dir, options, context_dir)
     request = SessionExecuteRequest(command=command, run_async=True, suppress_input_echo=True)
 
     async def launch(sb: AsyncSandbox) -> str:
@@ -173,4 +183,4 @@ def start_worker(
         max_post_bytes=client.options.max_post_bytes,
         request_timeout_s=client.options.request_timeout_s,
     )
-    return DaytonaWorker(client, sandbox, session_id, command_id, transport, on_exit)
+    return DaytonaWorker(client, sandbox, session_id, command_id, transport, on_exit, on_attach)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HOME = "/home/daytona"
-PRIVATE_TOP_LEVEL = ("home", "tmp", "workspace")
+PRIVATE_TOP_LEVEL = ("context", "home", "tmp", "workspace")  # top-level dirs a real sandbox may create
 
 
 @dataclass(frozen=True)
