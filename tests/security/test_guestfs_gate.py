@@ -110,8 +110,10 @@ ALLOWED: dict[str, str] = {
     "runtime/docsafe/zipguard.py": "opens members of an in-memory zip archive, not files",
     "runtime/docsafe/pool.py": "locates the package for the converter subprocess",
     "runtime/docsafe/worker.py": "the converter subprocess reads its own /proc/self",
-    # context documents, fetched URLs and clones: moving to a host-only per-session directory, read-only to the
-    # guest (issue 13 item 4). Until that lands their buffers/context and clone writes are the known exception.
+    # context documents, fetched URLs and clones: <data_dir>/sessions/<id>/context, host-only, read-only to the
+    # guest through a per-sandbox view (issue 13 item 4)
+    "sandbox/context_view.py": "sessions/<id>/context and sandboxes/<id> views: host-only, bound read-only",
+    "sandbox/daytona/context.py": "reads the host-only session context directory to upload it",
     "runtime/context/documents.py": "writes the per-session context directory (host-only, read-only to the guest)",
     "runtime/context/repo.py": "clones into the per-session context directory (host-only) via temporary dirs",
     "optimize/modules.py": "reads program instruction files bundled in the package",
@@ -122,6 +124,7 @@ ALLOWED: dict[str, str] = {
     # inside the sandbox: the guest's own view, not host code
     "sandbox/worker.py": "runs inside the sandbox",
     "sandbox/worker_lines.py": "runs inside the sandbox",
+    "sandbox/worker_procs.py": "runs inside the sandbox (its own /proc)",
     # operator tools and test fakes: no workspace input
     "bench": "benchmark datasets and reports on the operator's disk",
     "cli": "the operator's own files (exports, prompts history, server logs)",

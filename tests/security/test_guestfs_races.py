@@ -66,7 +66,12 @@ def _no_secret(value: object) -> None:
 
 def _context(world: SimpleNamespace, path: str) -> str | None:
     try:
-        docs = load_context([ContextSource(kind="path", path=path)], workspace_dir=world.root, settings=world.settings)
+        docs = load_context(
+            [ContextSource(kind="path", path=path)],
+            workspace_dir=world.root,
+            context_dir=world.tmp / "data" / "sessions" / "s1" / "context",
+            settings=world.settings,
+        )
     except FleetError as exc:
         assert exc.code == "context_path_invalid" and exc.status < 500, exc
         return None
