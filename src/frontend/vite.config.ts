@@ -14,6 +14,8 @@ export default defineConfig({
     chunkSizeWarningLimit: 1500,
   },
   server: {
+    // The proxy keeps the browser's Host (no changeOrigin): the API accepts a POST or WebSocket whose Origin
+    // matches the Host it was sent to, so pages of this dev server pass its Origin check without any setting.
     proxy: { "/api": { target: "http://127.0.0.1:8000", ws: true }, "/ready": "http://127.0.0.1:8000" },
   },
   test: {

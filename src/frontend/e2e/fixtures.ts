@@ -6,8 +6,20 @@ import { STATE_FILE, type ServerState } from "./servers";
 
 export const state = (): ServerState => JSON.parse(readFileSync(STATE_FILE, "utf8")) as ServerState;
 
-export const test = base.extend<{ shot: (name: string) => Promise<void> }>({
+export const test = base.extend<{ shot: (name: string) => Promise<void>; cspClean: void }>({
   baseURL: async ({}, use) => use(state().baseUrl),
+  // Every test runs the app under its Content-Security-Policy: any violation Chromium reports fails the test.
+  cspClean: [
+    async ({ page }, use) => {
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+      });
+      await use();
+      expect(violations, "CSP violations").toEqual([]);
+    },
+    { auto: true },
+  ],
   shot: async ({ page }, use) => {
     await use(async (name: string) => {
       await page.screenshot({ path: path.join("test-results", "screens", `${name}.png`), fullPage: true });
