@@ -526,7 +526,8 @@ export interface paths {
         head?: never;
         /**
          * Update Profile
-         * @description Change the fields present; `api_key: null` removes the key, a string replaces it.
+         * @description Change the fields present; `api_key: null` removes the key, a string replaces it. A changed `model` or
+         *     `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent.
          */
         patch: operations["updateLlmProfile"];
         trace?: never;
@@ -542,8 +543,8 @@ export interface paths {
         put?: never;
         /**
          * Test Profile
-         * @description One tiny completion: ok and latency, or the failure's code, message and action (never a 5xx for a
-         *     provider failure).
+         * @description One tiny completion: ok and latency, or the failure's code and category (never a 5xx for a provider
+         *     failure, and never the endpoint's answer: a test is not a way to read what a URL returns).
          */
         post: operations["testLlmProfile"];
         delete?: never;
@@ -583,8 +584,10 @@ export interface paths {
         put?: never;
         /**
          * Import Env
-         * @description Profiles "env" and "env-delegate" from the server's DSPY_* settings (when set). Idempotent: a profile
-         *     already matching is left alone, one that differs is brought back in line.
+         * @description Admins: profiles "env" and "env-delegate" that use the server's DSPY_* model, endpoint and key (when
+         *     set). The key stays on the server: the profile only refers to it, and changing its model or api_base drops
+         *     the reference. Idempotent: a profile already referring to the environment is left alone, one that differs
+         *     is brought back in line.
          */
         post: operations["importLlmProfilesFromEnv"];
         delete?: never;
@@ -981,7 +984,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Promote Run */
+        /**
+         * Promote Run
+         * @description Make the run's version what your turns run (scope=global: what every user's turns run, unless they
+         *     promoted their own).
+         */
         post: operations["promoteOptimizationRun"];
         delete?: never;
         options?: never;
@@ -1000,7 +1007,8 @@ export interface paths {
         put?: never;
         /**
          * Rollback Module
-         * @description Withdraw the module's promoted version; the one promoted before it (or the built-in) is used again.
+         * @description Withdraw your promotion of the module (scope=global: the global one, admins only); the one promoted
+         *     before it in that scope applies again, else the global one, else the built-in. Nobody else's changes.
          */
         post: operations["rollbackOptimizationModule"];
         delete?: never;
@@ -1016,7 +1024,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Versions */
+        /**
+         * List Versions
+         * @description Your versions and the globally promoted ones, newest first.
+         */
         get: operations["listProgramVersions"];
         put?: never;
         post?: never;
@@ -1523,18 +1534,13 @@ export interface components {
              */
             latency_ms: number;
             /**
-             * Response Preview
-             * @description Start of the model's answer.
-             */
-            response_preview?: string | null;
-            /**
              * Error Code
              * @description Stable failure code (lm_auth_failed, ...).
              */
             error_code?: string | null;
             /**
              * Error Message
-             * @description One-line failure description.
+             * @description The failure's category and HTTP status (never the endpoint's own text).
              */
             error_message?: string | null;
             /**
@@ -1555,6 +1561,12 @@ export interface components {
             workspace_id: string;
             /** Auth Mode */
             auth_mode: string;
+            /**
+             * Is Admin
+             * @description May do operator-level actions (see docs/security.md).
+             * @default false
+             */
+            is_admin: boolean;
         };
         /** ModelInfo */
         ModelInfo: {
@@ -1623,12 +1635,12 @@ export interface components {
             registered_modules: number;
             /**
              * Program Versions
-             * @description Saved program versions.
+             * @description Program versions you can see (yours and global ones).
              */
             program_versions: number;
             /**
              * Promoted Versions
-             * @description Versions promoted to be used by turns.
+             * @description Modules whose promoted version (yours or global) your turns run.
              */
             promoted_versions: number;
             /**
@@ -1764,6 +1776,22 @@ export interface components {
              */
             api_key_masked: string;
             /**
+             * Key Source
+             * @description profile: its own stored key; server_env: the server's DSPY_* key, used on the server only (never copied into the profile); null: no key.
+             */
+            key_source?: ("profile" | "server_env") | null;
+            /**
+             * Has Key
+             * @description Whether calls send a key (stored or the server's).
+             * @default false
+             */
+            has_key: boolean;
+            /**
+             * Action
+             * @description What to do next, e.g. after changing model/api_base removed the key.
+             */
+            action?: string | null;
+            /**
              * Roles
              * @description Roles bound to this profile.
              */
@@ -1781,7 +1809,9 @@ export interface components {
         };
         /**
          * ProfileUpdate
-         * @description Only the fields present change. `api_key: null` removes the stored key.
+         * @description Only the fields present change. `api_key: null` removes the stored key. Changing `model` or `api_base`
+         *     removes the key too (and a reference to the server's key), unless the same request sends a new `api_key`:
+         *     a key is only ever sent to the endpoint it was given for.
          */
         ProfileUpdate: {
             /** Name */
@@ -1859,7 +1889,14 @@ export interface components {
         RollbackOut: {
             /** Module */
             module: string;
-            /** @description The version now in use; null means the built-in program. */
+            /**
+             * Scope
+             * @description Whose promotion was withdrawn: yours or global.
+             * @default user
+             * @enum {string}
+             */
+            scope: "user" | "global";
+            /** @description The version your turns now run; null means the built-in program. */
             promoted: components["schemas"]["VersionOut"] | null;
         };
         /** RootModelStatus */
@@ -2308,7 +2345,7 @@ export interface components {
         TurnInput: {
             /**
              * Content
-             * @description The task or message.
+             * @description The task or message (not empty or only whitespace).
              */
             content: string;
             /**
@@ -2421,7 +2458,11 @@ export interface components {
             /** Context */
             ctx?: Record<string, never>;
         };
-        /** VersionOut */
+        /**
+         * VersionOut
+         * @description A program version as the caller may see it: their own, or one promoted for every user (then without
+         *     its owner's dataset name and run id).
+         */
         VersionOut: {
             /** Id */
             id: string;
@@ -2429,10 +2470,34 @@ export interface components {
             module: string;
             /** Version */
             version: string;
-            /** Promoted */
+            /**
+             * Owned
+             * @description You saved it (it came from one of your runs).
+             * @default false
+             */
+            owned: boolean;
+            /**
+             * Promoted
+             * @description Your turns run this version (your own promotion, else the global one).
+             */
             promoted: boolean;
-            /** Promoted At */
+            /**
+             * Promoted At
+             * @description When the promotion your turns follow was made.
+             */
             promoted_at: string | null;
+            /**
+             * Promoted For You
+             * @description Currently promoted for your turns only.
+             * @default false
+             */
+            promoted_for_you: boolean;
+            /**
+             * Promoted Globally
+             * @description Currently promoted for every user (by an admin).
+             * @default false
+             */
+            promoted_globally: boolean;
             /** Manifest */
             manifest: {
                 [key: string]: unknown;
@@ -3242,7 +3307,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Larger than upload_max_bytes. */
+            /** @description Larger than upload_max_bytes, or a document over a document limit. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3738,6 +3803,13 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileOut"];
                 };
             };
+            /** @description lm_base_blocked: api_base resolves to a private address. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Another of your profiles has this name. */
             409: {
                 headers: {
@@ -3816,6 +3888,13 @@ export interface operations {
                     "application/json": components["schemas"]["ProfileOut"];
                 };
             };
+            /** @description lm_base_blocked: api_base resolves to a private address. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description No such profile for this user. */
             404: {
                 headers: {
@@ -3861,6 +3940,13 @@ export interface operations {
                     "application/json": components["schemas"]["LMCheckResult"];
                 };
             };
+            /** @description lm_base_blocked: api_base resolves to a private address. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description No such profile for this user. */
             404: {
                 headers: {
@@ -3898,6 +3984,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ModelList"];
                 };
+            };
+            /** @description lm_base_blocked: api_base resolves to a private address. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No such profile for this user. */
             404: {
@@ -3939,6 +4032,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ImportEnvResult"];
                 };
+            };
+            /** @description admin_required: only admins may use the server's key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4726,7 +4826,10 @@ export interface operations {
     };
     promoteOptimizationRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description user: your own turns; global: every user's (admins only). */
+                scope?: "user" | "global";
+            };
             header?: never;
             path: {
                 run_id: string;
@@ -4743,6 +4846,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["VersionOut"];
                 };
+            };
+            /** @description admin_required: scope=global is for admins. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No such resource for this user. */
             404: {
@@ -4771,7 +4881,10 @@ export interface operations {
     };
     rollbackOptimizationModule: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description user: your own turns; global: every user's (admins only). */
+                scope?: "user" | "global";
+            };
             header?: never;
             path: {
                 module: string;
@@ -4788,6 +4901,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RollbackOut"];
                 };
+            };
+            /** @description admin_required: scope=global is for admins. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
