@@ -8,6 +8,7 @@ tests/sandbox/daytona/test_session_context_daytona.py). Documents are written wh
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,7 @@ attempt("chmod", lambda: os.chmod(path, 0o666))
 attempt("create", lambda: open(os.path.join(CONTEXT_DIR, "new.txt"), "w").close())
 attempt("link", lambda: os.link(path, os.path.join(WORKSPACE_ROOT, "artifacts", "linked.txt")))
 import json
+import subprocess
 print(json.dumps(results))
 """
 
@@ -140,3 +142,16 @@ def test_mount_tables_name_only_the_bound_directories(options: SandboxOptions) -
     assert len(named) == 2, named
     assert named[0].startswith(f"{data}/{SANDBOXES_DIR}/") and named[1] == f"{data}/workspaces/ws"
     assert "sessions" not in mountinfo and "fleet.db" not in mountinfo and "secret.key" not in mountinfo
+
+
+def test_views_left_by_a_dead_process_are_pruned(tmp_path: Path) -> None:
+    from fleet_rlm.sandbox.context_view import ContextView, _host_tag
+
+    parent = tmp_path / "data" / SANDBOXES_DIR
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (stale := parent / f"{_host_tag()}-{dead.pid}-0").mkdir(parents=True)
+    (foreign := parent / f"other-host-{dead.pid}-0").mkdir()
+    view = ContextView(tmp_path / "data")
+    assert not stale.exists() and foreign.exists() and view.path.is_dir()
+    view.remove()

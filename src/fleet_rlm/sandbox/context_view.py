@@ -3,7 +3,7 @@
 Layout (all host-only: the guest can write none of it):
     <data_dir>/sessions/<session_id>/context/        documents (content-addressed files) written by the host
     <data_dir>/sessions/<session_id>/context/repos/  repository clones of that session
-    <data_dir>/sandboxes/<sandbox_key>/              one local sandbox's view, bound read-only at /context
+    <data_dir>/sandboxes/<host>-<pid>-<n>/           one local sandbox's view, bound read-only at /context
 
 Why a per-sandbox view rather than binding the session directory: bubblewrap binds when the process starts,
 and the pool starts spare sandboxes before any session is known. So every local sandbox gets its own empty
@@ -11,7 +11,8 @@ view directory at spawn (bound read-only at `GUEST_CONTEXT`), and when the sandb
 (`attach`) the host fills the view with *hard links* to that session's files: no copy of a 45 MB document,
 and nothing of another session. A sandbox serves one session for its whole life (the pool never re-leases a
 session's worker to another, and an ephemeral sandbox of a nested child is attached to its parent's session);
-documents loaded by later turns are linked at each lease (`sync`). The view is removed with the sandbox.
+documents loaded by later turns are linked at each lease (`sync`). The view is removed with the sandbox (and
+views a crashed process of this host left behind are pruned when the next process makes its first view).
 The guest cannot change what it sees: the bind is read-only, and `link(2)` across mounts fails, so it cannot
 link a context file into the writable workspace either. The host never reads a view back.
 Reduced isolation has no mount namespace: the guest is told the view's real host path and, running as the
@@ -24,6 +25,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import socket
 import threading
 from pathlib import Path
 
@@ -34,6 +36,8 @@ SESSIONS_DIR = "sessions"
 SANDBOXES_DIR = "sandboxes"
 REPOS_SUBDIR = "repos"
 _keys = itertools.count()
+_pruned: set[Path] = set()
+_prune_lock = threading.Lock()
 
 
 def session_context_dir(data_dir: Path, session_id: str) -> Path:
@@ -58,7 +62,8 @@ class ContextView:
         self.data_dir = data_dir
         parent = data_dir / SANDBOXES_DIR
         parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.path = parent / f"{os.getpid()}-{next(_keys)}"
+        _prune_leftovers(parent)
+        self.path = parent / f"{_host_tag()}-{os.getpid()}-{next(_keys)}"
         shutil.rmtree(self.path, ignore_errors=True)  # a leftover of a crashed process with the same pid
         self.path.mkdir(mode=0o755)
         os.chmod(self.path, 0o755)  # whatever the umask: the sandbox uid must traverse it
@@ -91,6 +96,30 @@ class ContextView:
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _host_tag() -> str:
+    return "".join(c if c.isalnum() or c in "._" else "_" for c in socket.gethostname())[:64] or "host"
+
+
+def _prune_leftovers(parent: Path) -> None:
+    """Once per process: remove views left by crashed processes of this host (their pid no longer runs).
+    Views of other hosts sharing the data dir carry another host tag and are left alone."""
+    with _prune_lock:
+        if parent in _pruned:
+            return
+        _pruned.add(parent)
+    prefix = f"{_host_tag()}-"
+    for entry in _entries(parent):
+        pid = entry.name.removeprefix(prefix).split("-", 1)[0]
+        if not entry.name.startswith(prefix) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, another user's
 
 
 def _entries(path: Path) -> list[os.DirEntry[str]]:
