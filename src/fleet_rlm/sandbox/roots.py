@@ -7,21 +7,27 @@ it sees the real host path. Only the host creates the roots; the guest only read
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fleet_rlm.errors import InvalidInput
+from fleet_rlm.errors import InvalidInput, Unavailable
 from fleet_rlm.sandbox import guestfs
 
 GUEST_ROOT = "/workspace"
 SUBDIRS = ("memory", "artifacts", "buffers", "meta")
 MEMORIES_FILE = "MEMORIES.md"
 MEMORIES_MODE = 0o660
+ENSURE_ATTEMPTS = 3
 SANDBOX_GID = 1_499_999_999
 MEMORIES_HEADER = "# Memories\n\nDurable notes for this workspace, kept across sessions and sandboxes.\n"
 _WORKSPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class WorkspaceUnavailable(Unavailable):
+    code = "workspace_unavailable"
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,19 @@ def ensure_roots(workspaces_dir: Path, workspace_id: str) -> WorkspaceRoots:
     the opened descriptors. The guest cannot write `workspaces/` itself (0700, host-owned).
     """
     validate_workspace_id(workspace_id)
+    for attempt in range(ENSURE_ATTEMPTS):
+        try:
+            return _ensure(workspaces_dir, workspace_id)
+        except guestfs.GuestPathError:  # the guest raced a step (e.g. removed a root just made): do it again
+            if attempt + 1 == ENSURE_ATTEMPTS:
+                raise WorkspaceUnavailable(
+                    f"the roots of workspace {workspace_id!r} keep changing under the server",
+                    action="retry; if it persists, stop the workspace's running sandboxes",
+                ) from None
+    raise AssertionError("unreachable")
+
+
+def _ensure(workspaces_dir: Path, workspace_id: str) -> WorkspaceRoots:
     gid = sandbox_gid()
     dir_mode = 0o2770 if gid is not None else 0o755
     top = guestfs.open_host_dir(workspaces_dir, create=True)
@@ -97,7 +116,8 @@ def _ensure_dir(parent: int, name: str, *, mode: int, gid: int | None) -> int:
     except guestfs.GuestPathError as exc:
         if exc.kind == "missing":
             raise
-        guestfs.displace(parent, name)
+        with contextlib.suppress(FileNotFoundError):  # a concurrent ensure_roots moved it aside already
+            guestfs.displace(parent, name)
         fd = guestfs.child_dir(parent, name, create=True, mode=mode)
     try:
         guestfs.set_owner_mode(fd, mode=mode, gid=gid)
@@ -119,7 +139,8 @@ def _ensure_memories(memory: int, gid: int | None) -> None:
             except guestfs.GuestPathError:  # a link, FIFO, device, directory or hard-linked file: not memory
                 if attempt:
                     raise
-                guestfs.displace(memory, MEMORIES_FILE)
+                with contextlib.suppress(FileNotFoundError):
+                    guestfs.displace(memory, MEMORIES_FILE)
                 continue
         with os.fdopen(fd, "wb") as handle:
             guestfs.set_owner_mode(fd, mode=MEMORIES_MODE, gid=gid)
