@@ -37,6 +37,7 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
         run_heartbeat_s=0.5,
         lm_num_retries=0,
         allow_private_lm_bases=True,  # the fake LM runs on loopback
+        admin_users="root",
     )
 
 
@@ -198,7 +199,9 @@ def test_lm_check_of_the_root_role(client: TestClient, app_settings: Settings, l
 
 
 def test_daytona_check_without_configuration_says_so(client: TestClient, app_settings: Settings) -> None:
-    result = client.post("/api/v1/runtime/tests/daytona", headers=bearer(app_settings, "alice"))
+    refused = client.post("/api/v1/runtime/tests/daytona", headers=bearer(app_settings, "alice"))
+    assert_error(refused, 403, "admin_required")  # it uses the server's Daytona account
+    result = client.post("/api/v1/runtime/tests/daytona", headers=bearer(app_settings, "root"))
     assert result.status_code == 200
     data = result.json()
     assert data["available"] is True and data["configured"] is False and data["ok"] is False

@@ -44,7 +44,7 @@ def list_profiles(
             return
         table = Table("name", "model", "api base", "key", "roles", box=None)
         for item in items:
-            key = item["api_key_masked"] or "-"
+            key = item["api_key_masked"] or ("server env" if item.get("key_source") == "server_env" else "-")
             table.add_row(item["name"], item["model"], item["api_base"] or "-", key, ", ".join(item["roles"]) or "-")
         Console(highlight=False).print(table)
 
@@ -97,7 +97,8 @@ def test_profile(
 
 @profiles_app.command("import-env")
 def import_env(url_server: str | None = ServerOption) -> None:
-    """Create or update the `env` and `env-delegate` profiles from DSPY_LM_MODEL, DSPY_LLM_API_KEY, ... ."""
+    """Admins: create or update the `env` and `env-delegate` profiles that use the server's DSPY_LM_MODEL,
+    DSPY_LLM_API_KEY, ... (the key stays on the server)."""
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:

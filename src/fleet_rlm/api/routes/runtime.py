@@ -7,7 +7,7 @@ import asyncio
 
 from fastapi import APIRouter, Request
 
-from fleet_rlm.api.auth import CurrentUserDep
+from fleet_rlm.api.auth import AdminUserDep, CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
 from fleet_rlm.api.runtime_checks import (
     database_status,
@@ -109,7 +109,13 @@ async def test_root_lm(user: CurrentUserDep, database: DatabaseDep, settings: Se
     return await asyncio.to_thread(check_lm, profile, settings)
 
 
-@router.post("/tests/daytona", operation_id="testDaytona", response_model=DaytonaTestResult)
-async def test_daytona(user: CurrentUserDep, settings: SettingsDep) -> DaytonaTestResult:
-    """The Daytona smoke check, step by step (each failed step carries its action)."""
+@router.post(
+    "/tests/daytona",
+    operation_id="testDaytona",
+    response_model=DaytonaTestResult,
+    responses={403: {"description": "admin_required: the check uses the server's Daytona account."}},
+)
+async def test_daytona(user: AdminUserDep, settings: SettingsDep) -> DaytonaTestResult:
+    """Admins: the Daytona smoke check, step by step (each failed step carries its action). It creates and
+    deletes a sandbox on the server's Daytona account, so it is an operator action."""
     return await run_daytona_smoke(settings)
