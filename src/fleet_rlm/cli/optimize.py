@@ -219,25 +219,38 @@ def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
     guarded(body)
 
 
+GLOBAL_HELP = "Admins: for every user's turns (scope=global) instead of only yours."
+
+
 @optimize_app.command("promote")
-def promote_run(run_id: str, url_server: str | None = ServerOption) -> None:
-    """Use the version this run produced for new turns."""
+def promote_run(
+    run_id: str,
+    everyone: bool = typer.Option(False, "--global", help=GLOBAL_HELP),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Use the version this run produced for your new turns (or, --global, everyone's)."""
 
     def body() -> None:
+        scope = "global" if everyone else "user"
         with open_client(url_server, need_model=False) as client:
-            version = client.request("POST", f"{API}/runs/{run_id}/promote").json()
-        typer.echo(f"promoted {version['module']} {version['version']}")
+            version = client.request("POST", f"{API}/runs/{run_id}/promote", params={"scope": scope}).json()
+        typer.echo(f"promoted {version['module']} {version['version']}" + (" for every user" if everyone else ""))
 
     guarded(body)
 
 
 @optimize_app.command("rollback")
-def rollback(module: str, url_server: str | None = ServerOption) -> None:
-    """Withdraw the module's promoted version; the previous one (or the built-in) is used again."""
+def rollback(
+    module: str,
+    everyone: bool = typer.Option(False, "--global", help=GLOBAL_HELP),
+    url_server: str | None = ServerOption,
+) -> None:
+    """Withdraw your promotion of the module (--global: the global one); the previous one is used again."""
 
     def body() -> None:
+        scope = "global" if everyone else "user"
         with open_client(url_server, need_model=False) as client:
-            result = client.request("POST", f"{API}/modules/{module}/rollback").json()
+            result = client.request("POST", f"{API}/modules/{module}/rollback", params={"scope": scope}).json()
         now = result["promoted"]["version"] if result["promoted"] else "the built-in program"
         typer.echo(f"{module} now uses {now}")
 
