@@ -98,6 +98,22 @@ class Settings(BaseSettings):
             "POST/PUT/PATCH/DELETE, e.g. a separately served UI; the server's own origin is always allowed."
         ),
     )
+    shutdown_grace_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="On SIGTERM/Ctrl-C, how long running turns may finish (no new turns start meanwhile) before "
+        "they are stopped and recorded `interrupted`.",
+    )
+    http_header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="A connection must send a request's complete headers within this time, or it is closed "
+        "(slow-header clients cannot hold sockets).",
+    )
+    http_keep_alive_s: int = Field(default=5, ge=1, description="Idle keep-alive connections are closed after this.")
+    http_max_connections: int | None = Field(
+        default=None, ge=1, description="Concurrent connections and tasks before new ones get 503 (unset: no limit)."
+    )
 
     # --- auth ----------------------------------------------------------------------------------------------
     auth_mode: AuthMode = Field(

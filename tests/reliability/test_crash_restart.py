@@ -1,15 +1,13 @@
 """kill -9 of a `fleet-rlm serve-api` process mid-turn, then a restart on the same data dir and database.
 
 The running turn becomes `interrupted` with a turn_interrupted event, the committed turn before it is intact,
-the session takes new turns, and the planted provider key never shows in the server's stdout/stderr.
+the session takes new turns, the interrupted run still reports the usage it spent before the kill, and the
+planted provider key never shows in the server's stdout/stderr.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -22,58 +20,11 @@ import httpx
 import pytest
 
 from fleet_rlm.testing import FakeLMServer
+from tests.reliability.server_process import ServerProcess, _free_port
 from tests.security.harness import CANARY_SECRET, CellScript, files_containing, new_session, parse_sse, run_turn
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServerProcess:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env, self.log, self.port = env, log, _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        handle = self.log.open("ab")
-        self.process = subprocess.Popen(
-            [str(BIN / "fleet-rlm"), "serve-api", "--port", str(self.port)],
-            env=self.env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()
-            try:
-                if httpx.get(f"{self.base}/ready", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"server never became ready:\n{self.log.read_text()}")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
 
 
 @pytest.fixture
@@ -124,7 +75,8 @@ def test_kill_9_mid_turn_then_restart(
                     ) as response:
                         started["run_id"] = response.headers["X-Run-Id"]
                         for chunk in response.iter_text():
-                            if '"type": "output"' in chunk or '"type":"output"' in chunk:
+                            # the slow cell's code event: it is running now (its output comes when it ends)
+                            if ('"type": "code"' in chunk or '"type":"code"' in chunk) and "tick" in chunk:
                                 started["output"] = True
                 except httpx.HTTPError:
                     started["cut"] = True  # the server died under the stream: expected
@@ -134,7 +86,7 @@ def test_kill_9_mid_turn_then_restart(
             deadline = time.monotonic() + 60
             while "output" not in started and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert "output" in started, "the slow turn never produced output"
+            assert "output" in started, "the slow turn never started its cell"
             server.kill()
             driver.join(timeout=30)
         server.port = _free_port()
@@ -147,6 +99,8 @@ def test_kill_9_mid_turn_then_restart(
                 time.sleep(0.2)
                 run = http.get(f"/api/v1/runs/{run_id}").json()
             assert run["status"] == "interrupted", run
+            spent = run["usage"]  # durable as the turn went: the LM call before the slow cell is counted
+            assert spent["lm_calls"] >= 1 and spent["tokens_in"] > 0 and spent["by_role"]["root"]["lm_calls"] >= 1
             events = http.get(f"/api/v1/runs/{run_id}/events", params={"limit": 200}).json()["items"]
             assert events[-1]["type"] == "turn_interrupted" and events[-1]["reason"]
             assert [event["seq"] for event in events] == list(range(1, len(events) + 1))

@@ -9,8 +9,6 @@ import os
 import socket
 import webbrowser
 
-import uvicorn
-
 from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
@@ -69,29 +67,34 @@ def preflight(settings: Settings, *, allow_insecure: bool = False) -> None:
 
 
 def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, path: str = "/") -> None:
-    """Run the server in the foreground until Ctrl-C."""
+    """Run the server in the foreground until Ctrl-C / SIGTERM (graceful: see fleet_rlm.api.serving)."""
     url = f"http://{_url_host(settings.host)}:{settings.port}{path}"
     print(f"fleet-rlm serving on {url}  (database: {settings.database_kind}, data dir: {settings.data_dir})")
     if open_browser:
         webbrowser.open(url)
-    log_level = settings.log_level
+    from fleet_rlm.api.serving import FleetServer, uvicorn_config
+
     if workers > 1:
+        from uvicorn.supervisors import Multiprocess
+
         # Worker processes rebuild the app from the environment, so pass the resolved overrides through it.
         os.environ["FLEET_HOST"] = settings.host
         os.environ["FLEET_PORT"] = str(settings.port)
         os.environ["FLEET_DATA_DIR"] = str(settings.data_dir)
-        uvicorn.run(
-            "fleet_rlm.api.app:create_app",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=workers,
-            log_level=log_level,
-        )
+        config = uvicorn_config(settings, "fleet_rlm.api.app:create_app", factory=True, workers=workers)
+        # Workers run uvicorn's own Server: open connections (SSE streams of running turns) get the grace.
+        config.timeout_graceful_shutdown = max(config.timeout_graceful_shutdown or 0, int(settings.shutdown_grace_s))
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
     from fleet_rlm.api import create_app
 
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level)
+    server = FleetServer(uvicorn_config(settings, create_app(settings)))
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises the captured Ctrl-C once it has stopped cleanly
+        pass
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's startup-failure code (it has printed why)
 
 
 def _url_host(host: str) -> str:

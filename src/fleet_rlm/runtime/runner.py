@@ -99,7 +99,7 @@ class _Turn:
         self.request = request
         self.cancel = cancel
         self.emitter = Emitter(sink, run_id=request.run_id, session_id=request.session_id)
-        self._last_usage = time.monotonic()
+        self._last_usage = float("-inf")  # the first LM call reports usage at once; later ones every USAGE_EVERY_S
         self.meter = UsageMeter(on_call=self._on_call)
         self.started = time.monotonic()
 

@@ -19,6 +19,7 @@ from fleet_rlm.events import (
     TurnCancelled,
     TurnFailed,
     TurnFinished,
+    TurnInterrupted,
     event_to_json,
     with_seq,
 )
@@ -59,6 +60,16 @@ async def execute_run(service: TurnService, caller: Caller, run: Run, data: Turn
         with contextlib.suppress(asyncio.CancelledError):
             await beat
     await recorder.close()
+    if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
+        result.usage = recorder.usage
+    if run.id in service.interrupting and result.status != "succeeded":  # stopped by a server shutdown
+        from fleet_rlm.api.turns.service import SHUTDOWN_REASON
+
+        envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
+        interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
+        result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
+        await _commit(service, caller, run, result, interrupted, status="interrupted")
+        return
     await _commit(service, caller, run, result, terminal_event(run, result, recorder.terminal))
 
 
@@ -76,11 +87,14 @@ async def _heartbeat(service: TurnService, run_id: str, token: CancelToken) -> N
             log.warning("heartbeat of run %s failed: %s", run_id, exc)
 
 
-async def _commit(service: TurnService, caller: Caller, run: Run, result: TurnResult, terminal: EventBase) -> None:
+async def _commit(
+    service: TurnService, caller: Caller, run: Run, result: TurnResult, terminal: EventBase, status: str | None = None
+) -> None:
     """Answer, final status and the terminal event in one transaction; then publish the terminal event."""
     from fleet_rlm.api.live.codec import to_new_event
 
-    status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
+    if status is None:
+        status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
     try:
         async with service.database.transaction() as session:
             if run.turn_id and result.answer:

@@ -3,7 +3,9 @@
 The runtime emits from worker threads; events are queued onto the server's event loop in emission order, written
 in batches (one transaction per batch, so the store assigns dense seqs) and only then published. A client can
 therefore never see an event the store does not have. The terminal event (turn_finished, ...) is held back:
-the executor stores it in the same transaction as the run's final status and the committed answer.
+the executor stores it in the same transaction as the run's final status and the committed answer. Each
+`usage` event also updates `runs.usage` in its batch's transaction, so a run killed mid-turn (or failing outside
+the runtime) still reports the tokens, LM calls and cost it spent up to its last usage event.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any
 
 from fleet_rlm.api.live.bus import LocalBus
 from fleet_rlm.api.live.codec import to_new_event
-from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, event_to_json, with_seq
+from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals, event_to_json, with_seq
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import append_events
+from fleet_rlm.store.repos.runs import record_usage
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ class RunRecorder:
         self.last_seq = 0
         self.failed: BaseException | None = None
         self.terminal: EventBase | None = None
+        self.usage: dict[str, Any] | None = None  # the latest usage event's totals
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -94,9 +98,13 @@ class RunRecorder:
 
     async def _write(self, batch: list[EventBase]) -> None:
         try:
+            usage = next((e for e in reversed(batch) if isinstance(e, Usage)), None)
             async with self.database.transaction() as session:
                 batch = [await self._register(session, event) for event in batch]
                 rows = await append_events(session, run_id=self.run_id, events=[to_new_event(e) for e in batch])
+                if usage is not None:
+                    self.usage = _totals(usage)
+                    await record_usage(session, run_id=self.run_id, usage=self.usage)
         except Exception as exc:  # the database is down: keep the run going, report once
             if self.failed is None:
                 log.error("cannot persist events of run %s: %s", self.run_id, exc)
@@ -124,3 +132,8 @@ class RunRecorder:
             media_type=event.media_type,
         )
         return event.model_copy(update={"artifact_id": row.id})
+
+
+def _totals(event: Usage) -> dict[str, Any]:
+    """The usage event's numbers in the shape `runs.usage` has at the end of a turn (the meter's snapshot)."""
+    return event.model_dump(mode="json", include=set(UsageTotals.model_fields))

@@ -65,19 +65,25 @@ async def recover_orphaned_runs(
         reason = _orphaned(run, current_owner=current_owner, stale_before=stale_before, active=active)
         if reason is None:
             continue
-        event = TurnInterrupted(run_id=run.id, session_id=run.session_id, actor="runner", reason=reason)
-        try:
-            async with database.transaction() as session:
-                await runs_repo.set_run_status(
-                    session, run_id=run.id, status="interrupted", error={"code": "interrupted", "message": reason}
-                )
-                (row,) = await append_events(session, run_id=run.id, events=[to_new_event(event)])
-        except InvalidTransitionError:
-            continue  # finished meanwhile
-        await bus.publish(run.id, run.session_id, [event_to_json(with_seq(event, row.seq))])
-        count += 1
-        log.warning("run %s interrupted: %s", run.id, reason)
+        if await interrupt_run(database, bus, run_id=run.id, session_id=run.session_id, reason=reason):
+            count += 1
     return count
+
+
+async def interrupt_run(database: Database, bus: LocalBus, *, run_id: str, session_id: str, reason: str) -> bool:
+    """Mark one unfinished run interrupted with its turn_interrupted event; False if it finished meanwhile."""
+    event = TurnInterrupted(run_id=run_id, session_id=session_id, actor="runner", reason=reason)
+    try:
+        async with database.transaction() as session:
+            await runs_repo.set_run_status(
+                session, run_id=run_id, status="interrupted", error={"code": "interrupted", "message": reason}
+            )
+            (row,) = await append_events(session, run_id=run_id, events=[to_new_event(event)])
+    except InvalidTransitionError:
+        return False
+    await bus.publish(run_id, session_id, [event_to_json(with_seq(event, row.seq))])
+    log.warning("run %s interrupted: %s", run_id, reason)
+    return True
 
 
 async def sweep_forever(

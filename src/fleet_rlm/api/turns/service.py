@@ -18,7 +18,7 @@ from fleet_rlm.api.live.bus import LocalBus
 from fleet_rlm.api.runtime_prefs import user_turn_settings
 from fleet_rlm.api.turns.inputs import TurnInput
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.errors import Conflict, NotFound, Unavailable
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
@@ -28,6 +28,8 @@ from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
 ACTIVE = ("queued", "running")
+SHUTDOWN_REASON = "the server stopped before the turn finished"
+STOP_WAIT_S = 10.0  # how long a cancelled turn gets to wind down during shutdown
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class TurnService:
         self.tokens: dict[str, CancelToken] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
+        self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
+        self.interrupting: set[str] = set()  # runs stopped by the shutdown: recorded interrupted, not cancelled
         bus.on_cancel(self._on_cancel)
 
     async def start(self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None) -> Run:
@@ -61,6 +65,12 @@ class TurnService:
         from fleet_rlm.api.turns.executor import execute_run
 
         data.require_task()
+        if self.draining:
+            raise Unavailable(
+                "the server is shutting down and takes no new turns",
+                code="shutting_down",
+                action="retry in a moment, once the server is back",
+            )
         require_skills(data.skills)
         async with self.database.transaction() as session:
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
@@ -137,10 +147,29 @@ class TurnService:
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 
+    async def drain(self, grace_s: float) -> None:
+        """Graceful stop: refuse new turns, let running ones finish for `grace_s`, then stop the rest.
+
+        Stopped turns are recorded `interrupted` (turn_interrupted event, usage so far); one that does not stop
+        within STOP_WAIT_S of its cancel is marked interrupted directly, so the server can always exit.
+        """
+        self.draining = True
+        await self.wait_idle(timeout=grace_s)
+        for run_id, token in list(self.tokens.items()):
+            self.interrupting.add(run_id)
+            token.cancel(SHUTDOWN_REASON)
+        await self.wait_idle(timeout=STOP_WAIT_S)
+        from fleet_rlm.api.turns.recovery import interrupt_run
+
+        for run_id in list(self.tasks):
+            async with self.database.session() as session:
+                run = await runs_repo.get_run(session, run_id=run_id)
+            if run is not None:
+                reason = SHUTDOWN_REASON
+                await interrupt_run(self.database, self.bus, run_id=run_id, session_id=run.session_id, reason=reason)
+
     async def shutdown(self) -> None:
-        for token in list(self.tokens.values()):
-            token.cancel("server shutting down")
-        await self.wait_idle(timeout=10.0)
+        await self.drain(grace_s=0.0)  # the server already gave turns their grace (cli/server.py) before this
         self.threads.shutdown(wait=False, cancel_futures=True)
 
 

@@ -142,6 +142,17 @@ async def set_run_status(
     return run
 
 
+async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, Any]) -> bool:
+    """Store the running usage of an unfinished run, so a run that dies mid-turn still shows what it spent."""
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id, col(Run.status).in_(("queued", "running")))
+        .values(usage=usage)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
+
+
 async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
     """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
     conditions = [col(Run.id) == run_id, col(Run.status) == "running"]
