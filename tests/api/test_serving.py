@@ -61,7 +61,7 @@ def _closed_by_server(sock: socket.socket, trickle: bytes | None) -> bool:
 
 
 def _get_health(sock: socket.socket) -> bytes:
-    sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     sock.settimeout(BOUND_S)
     reply = b""
     while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
