@@ -65,7 +65,7 @@ def wait_run(client: TestClient, run_id: str, timeout: float = 60.0) -> dict[str
 
 
 def start_run(client: TestClient, dataset_id: str, **budget: Any) -> str:
-    body = {"module": "direct", "dataset_id": dataset_id, **(budget or {"max_metric_calls": 8})}
+    body = {"module": "direct", "dataset_id": dataset_id, **(budget or {"max_metric_calls": 16})}
     response = client.post(f"{API}/runs", json=body)
     assert response.status_code == 202, response.text
     return str(response.json()["id"])

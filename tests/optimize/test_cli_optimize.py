@@ -37,7 +37,7 @@ def test_optimize_shorthand_report_promote_and_rollback(tmp_path: Path, lm: Fake
     data = tmp_path / "squares.jsonl"
     data.write_text(to_jsonl(direct_rows(6)))
     report = tmp_path / "report.md"
-    args = ["optimize", "direct", str(data), "--max-metric-calls", "8", "--report", str(report), "--promote"]
+    args = ["optimize", "direct", str(data), "--max-metric-calls", "16", "--report", str(report), "--promote"]
     done = runner.invoke(app, args, env=env)
     assert done.exit_code == 0, done.output
     assert "succeeded: baseline 0.0 -> optimized 1.0 (version direct-v1, promoted)" in done.output

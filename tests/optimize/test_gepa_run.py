@@ -38,7 +38,7 @@ def test_router_gepa_learns_from_reflection(settings: Settings, lm: FakeLMServer
         context(settings, lm),
         train=router_rows(6),
         val=router_rows(3),
-        config=GEPAConfig(max_metric_calls=12),
+        config=GEPAConfig(max_metric_calls=15),  # seed on val (3) + one iteration (3 x 3 minibatch + 3 val)
         tracker=ProgressTracker(seen.append),
     )
     assert outcome.status == "succeeded"
@@ -58,7 +58,7 @@ def test_direct_gepa_on_chain_of_thought(settings: Settings, lm: FakeLMServer) -
         context(settings, lm),
         train=direct_rows(4),
         val=direct_rows(2),
-        config=GEPAConfig(max_metric_calls=8),
+        config=GEPAConfig(max_metric_calls=13),  # seed on val (2) + one iteration (3 x 3 minibatch + 2 val)
     )
     assert outcome.optimized_score == 1.0 and outcome.baseline_score == 0.0
     assert list(outcome.instructions_after) == ["program.predict.predict"]
@@ -77,3 +77,26 @@ def test_cancel_before_optimizing_keeps_the_baseline(settings: Settings, lm: Fak
     )
     assert outcome.status == "cancelled" and outcome.optimized == []
     assert all(r.error == "cancelled" for r in outcome.baseline)
+
+
+def _student_calls(lm: FakeLMServer) -> int:
+    """Program runs that reached the fake LM (GEPA's reflection prompts excluded)."""
+    return sum("`new_instruction`" not in r.system_text for r in lm.requests)
+
+
+@pytest.mark.parametrize("budget", [15, 12, 4])
+def test_max_metric_calls_is_a_ceiling(settings: Settings, lm: FakeLMServer, budget: int) -> None:
+    val = router_rows(3)
+    outcome = run_gepa(
+        get_module("router"),
+        context(settings, lm),
+        train=router_rows(6),
+        val=val,
+        config=GEPAConfig(max_metric_calls=budget),
+    )
+    assert outcome.status == "succeeded"
+    gepa_runs = _student_calls(lm) - 2 * len(val)  # minus our own baseline and final validation
+    assert 0 < gepa_runs <= budget, f"{gepa_runs} program runs for a budget of {budget}"
+    assert 0 < outcome.metric_calls <= budget
+    if budget < 15:  # not enough for a whole iteration: GEPA stops after scoring the seed, nothing half-scored
+        assert outcome.iterations == 0 and outcome.optimized_score == outcome.baseline_score

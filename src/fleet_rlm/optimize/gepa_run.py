@@ -78,11 +78,38 @@ def instructions_of(program: dspy.Module) -> dict[str, str]:
 
 
 class _Stopper:
-    def __init__(self, cancel: threading.Event) -> None:
+    """Stops GEPA at an iteration boundary on cancel, or when the next iteration could overrun the budget."""
+
+    def __init__(self, cancel: threading.Event, budget: _MetricBudget | None = None, worst_iteration: int = 0) -> None:
         self.cancel = cancel
+        self.budget = budget
+        self.worst_iteration = worst_iteration
 
     def __call__(self, gepa_state: Any) -> bool:
-        return self.cancel.is_set()
+        if self.cancel.is_set():
+            return True
+        return self.budget is not None and self.budget.used + self.worst_iteration > self.budget.limit
+
+
+class _MetricBudget:
+    """`max_metric_calls` as a ceiling. GEPA checks its budget only between iterations, and one iteration
+    scores minibatches three times plus (on improvement) the whole validation set, so it overshoots (12 -> 15). The
+    stopper refuses to start an iteration that could pass the limit; past it, the metric itself refuses (the
+    call scores 0 without evaluating), so the count never exceeds the budget."""
+
+    def __init__(self, limit: int, metric: Any) -> None:
+        self.limit = limit
+        self.used = 0
+        self._metric = metric
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            allowed = self.used < self.limit
+            self.used += int(allowed)
+        if not allowed:
+            return dspy.Prediction(score=0.0, feedback="metric budget exhausted; not evaluated")
+        return self._metric(*args, **kwargs)
 
 
 def run_gepa(
@@ -113,15 +140,21 @@ def run_gepa(
     if cancel.is_set():
         return GEPAOutcome("cancelled", baseline, [], before, before)
     callback = GEPAProgress(tracker)
+    metric: Any = gepa_metric(module.metric)
+    ceiling: _MetricBudget | None = None
+    if config.max_metric_calls is not None:
+        ceiling = metric = _MetricBudget(config.max_metric_calls, metric)
+    # one iteration, measured: the parent's minibatch twice (with traces, then scored), the proposal's, the valset
+    worst = 3 * min(config.reflection_minibatch_size, len(train)) + len(val) * (2 if config.use_merge else 1)
     optimizer = dspy.GEPA(
-        metric=gepa_metric(module.metric),
+        metric=metric,
         reflection_lm=ctx.lms("reflection"),
         reflection_minibatch_size=config.reflection_minibatch_size,
         num_threads=config.threads,
         use_merge=config.use_merge,
         seed=config.seed,
         track_stats=False,
-        gepa_kwargs={"callbacks": [callback], "stop_callbacks": [_Stopper(cancel)]},
+        gepa_kwargs={"callbacks": [callback], "stop_callbacks": [_Stopper(cancel, ceiling, worst)]},
         **budget,
     )
     tracker.update(phase="optimizing")
@@ -139,7 +172,7 @@ def run_gepa(
             action="check the reflection and root models (fleet-rlm doctor) and the dataset, then retry",
         ) from exc
     after = instructions_of(optimized_program)
-    metric_calls = tracker.progress.metric_calls
+    metric_calls = ceiling.used if ceiling is not None else tracker.progress.metric_calls
     iterations = tracker.progress.iteration
     if cancel.is_set():
         return GEPAOutcome("cancelled", baseline, [], before, after, metric_calls=metric_calls, iterations=iterations)
