@@ -114,6 +114,16 @@ class Settings(BaseSettings):
     http_max_connections: int | None = Field(
         default=None, ge=1, description="Concurrent connections and tasks before new ones get 503 (unset: no limit)."
     )
+    cli_server: Literal["local", "inprocess"] = Field(
+        default="local",
+        description=(
+            "How the CLI reaches its server without --url-server: local (a loopback server started on first use "
+            "and reused until idle) or inprocess (the app inside the CLI process, as before)."
+        ),
+    )
+    local_server_idle_s: float = Field(
+        default=900.0, gt=0, description="The CLI's local server stops after this many idle seconds."
+    )
 
     # --- auth ----------------------------------------------------------------------------------------------
     auth_mode: AuthMode = Field(

@@ -7,41 +7,28 @@ modes behave the same and share sessions with the web UI.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from fleet_rlm.cli.chat_state import MODES, ChatState
-from fleet_rlm.cli.client import FleetClient
-from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
-from fleet_rlm.cli.prompt import make_reader
-from fleet_rlm.cli.render import TRACE_MODES
-from fleet_rlm.cli.slash import dispatch, show_history
-from fleet_rlm.config import load_settings
-from fleet_rlm.errors import EmptyTask, FleetError
+from fleet_rlm.cli.options import MODES, TRACE_MODES, ServerOption, choice
+
+if TYPE_CHECKING:
+    from fleet_rlm.cli.chat_state import ChatState
+    from fleet_rlm.cli.client import FleetClient
 
 HISTORY_FILE = "chat_history"
 PROMPT = "> "
 
 
-def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
-    if value is not None and value not in allowed:
-        raise typer.BadParameter(f"must be one of {', '.join(allowed)}", param_hint=option)
-    return value
-
-
-SessionOption = typer.Option(None, "--session", help="Resume this session id.")
+SessionOption = typer.Option(None, "--session", help="Resume this session (its id or a unique prefix of it).")
 ModeOption = typer.Option("auto", "--mode", help="Execution mode: auto, direct, tools or rlm.")
 TraceOption = typer.Option("compact", "--trace-mode", help="How much of each run to show: compact, verbose or off.")
 AttachOption = typer.Option(None, "--attach", help="Upload a local file as context (repeatable).")
 UrlOption = typer.Option(None, "--url", help="Fetch a URL as context (repeatable).")
 RepoOption = typer.Option(None, "--repo", help="Clone a repository as context.")
 RefOption = typer.Option(None, "--ref", help="Branch or tag of --repo.")
-ServerOption = typer.Option(
-    None, "--url-server", help="Talk to a running server (token from FLEET_TOKEN) instead of an embedded one."
-)
 
 
 def chat(
@@ -55,17 +42,25 @@ def chat(
     url_server: str | None = ServerOption,
 ) -> None:
     """Chat in the terminal: each message is a turn, streamed as it runs. Type /help inside."""
-    _choice(mode, MODES, "--mode")
-    _choice(trace_mode, TRACE_MODES, "--trace-mode")
+    choice(mode, MODES, "--mode")
+    choice(trace_mode, TRACE_MODES, "--trace-mode")
     if ref and not repo:
         raise typer.BadParameter("needs --repo", param_hint="--ref")
 
     def body() -> None:
+        from rich.console import Console
+
+        from fleet_rlm.cli.chat_state import ChatState
+        from fleet_rlm.cli.connect import open_client
+        from fleet_rlm.cli.ids import resolve_session_id
+        from fleet_rlm.cli.slash import dispatch, show_history
+        from fleet_rlm.config import load_settings
+
         with open_client(url_server) as client:
             state = ChatState(client=client, console=Console(highlight=False), mode=mode, trace=trace_mode)  # type: ignore[arg-type]
             _banner(state, client, url_server)
             if session:
-                state.session_id = session
+                state.session_id = resolve_session_id(client, session)
                 show_history(state)
             for path in attach or []:
                 dispatch(state, f"/attach {_quote(str(path))}")
@@ -85,6 +80,8 @@ def _quote(text: str) -> str:
 
 
 def _banner(state: ChatState, client: FleetClient, url_server: str | None) -> None:
+    from rich.text import Text
+
     info = client.info()
     model = (info.get("model") or {}).get("root") or "?"
     where = url_server or "embedded"
@@ -98,27 +95,47 @@ def _banner(state: ChatState, client: FleetClient, url_server: str | None) -> No
 
 
 def loop(state: ChatState, history_file: Path) -> None:
-    """Read-eval loop until /exit, Ctrl-D or Ctrl-C at the prompt."""
+    """Read-eval loop until /exit, Ctrl-D, or Ctrl-C twice in a row at the prompt.
+
+    One Ctrl-C never leaves: it may land a moment after the turn it meant to cancel has ended."""
+    from rich.text import Text
+
+    from fleet_rlm.cli.prompt import make_reader
+
     reader = make_reader(history_file)
+    interrupted = False  # the previous prompt ended with Ctrl-C
     while state.running:
         try:
-            line = reader.read(PROMPT)
-        except KeyboardInterrupt:
-            break
-        if line is None:
-            break
-        text = line.strip()
-        if not text:
-            if line:  # spaces or blank lines typed as a message: say why nothing is sent
-                state.hint(EmptyTask().one_line())
-            continue
-        if text.startswith("/"):
-            dispatch(state, text)
-            continue
-        try:
-            state.send(line)
-        except FleetError as exc:
-            state.hint(exc.one_line())
-        except KeyboardInterrupt:  # Ctrl-C between the request and the first event: nothing to cancel yet
+            try:
+                line = reader.read(PROMPT)
+            except KeyboardInterrupt:
+                if interrupted:
+                    break
+                interrupted = True
+                state.hint("(Ctrl-C again, Ctrl-D or /exit to leave)")
+                continue
+            interrupted = False
+            if line is None:
+                break
+            _handle(state, line)
+        except KeyboardInterrupt:  # between the turn's end and the next prompt: nothing to cancel, stay
             state.hint("interrupted")
     state.console.print(Text("bye", style="dim"))
+
+
+def _handle(state: ChatState, line: str) -> None:
+    from fleet_rlm.cli.slash import dispatch
+    from fleet_rlm.errors import EmptyTask, FleetError
+
+    text = line.strip()
+    if not text:
+        if line:  # spaces or blank lines typed as a message: say why nothing is sent
+            state.hint(EmptyTask().one_line())
+        return
+    if text.startswith("/"):
+        dispatch(state, text)
+        return
+    try:
+        state.send(line)
+    except FleetError as exc:
+        state.hint(exc.one_line())

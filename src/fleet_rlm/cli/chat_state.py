@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.text import Text
 
 from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.cli.options import MODES  # noqa: F401 - re-exported for slash commands
 from fleet_rlm.cli.render import TraceMode, TurnOutcome, TurnRenderer
 from fleet_rlm.cli.turn import drive_turn
 
-MODES: tuple[str, ...] = ("auto", "direct", "tools", "rlm")
 TITLE_CHARS = 80
 
 

@@ -8,16 +8,19 @@ run id and last seq so an interrupted stream can be resumed with `follow_run(aft
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from fleet_rlm.errors import FleetError
-from fleet_rlm.events import TERMINAL_TYPES, Event, InvalidEvent, parse_event
+
+if TYPE_CHECKING:  # the event models (pydantic) load on the first turn stream, not for `sessions list`
+    from fleet_rlm.events import Event
 
 API = "/api/v1"
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=None)
@@ -44,23 +47,55 @@ def api_error(response: httpx.Response) -> FleetError:
     where = f"{response.request.method} {response.request.url.path}"
     message = str(body.get("message") or f"{where} answered {response.status_code}")
     details = body.get("details") if isinstance(body.get("details"), dict) else None
-    return FleetError(message, code=code, status=response.status_code, action=body.get("action"), details=details)
+    action = cli_action(body.get("action"))
+    return FleetError(message, code=code, status=response.status_code, action=action, details=details)
 
 
-def unreachable(base_url: str, exc: Exception) -> FleetError:
+ROUTE_HINT = re.compile(r"\(?list yours with GET /api/v1/(\w+)\)?")
+CLI_LISTINGS = {"sessions": "`fleet-rlm sessions list`", "profiles": "`fleet-rlm profiles list`"}
+
+
+def cli_action(action: object) -> str | None:
+    """The server's action, with an HTTP route a terminal user cannot type replaced by the CLI command."""
+    if not isinstance(action, str):
+        return None
+
+    def swap(match: re.Match[str]) -> str:
+        command = CLI_LISTINGS.get(match.group(1))
+        return f"(list them with {command})" if command else ""
+
+    return ROUTE_HINT.sub(swap, action).strip() or None
+
+
+REMOTE_ACTION = "check the --url-server address and that the server is running (`fleet-rlm serve-api`)"
+LOCAL_ACTION = "the local server stopped; run the command again to start a new one"
+
+
+def unreachable(base_url: str, exc: Exception, action: str = REMOTE_ACTION) -> FleetError:
     return FleetError(
         f"cannot reach the server at {base_url} ({type(exc).__name__}: {exc})",
         code="server_unreachable",
-        action="check the --url-server address and that the server is running (`fleet-rlm serve-api`)",
+        action=action,
     )
 
 
 class FleetClient:
     """Thin typed wrapper over the REST API. Methods return the JSON bodies as dicts."""
 
-    def __init__(self, base_url: str, token: str | None = None, *, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        headers: dict[str, str] | None = None,
+        unreachable_action: str = REMOTE_ACTION,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.unreachable_action = unreachable_action
+        headers = dict(headers or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
 
     def close(self) -> None:
@@ -77,7 +112,7 @@ class FleetClient:
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc) from exc
+            raise unreachable(self.base_url, exc, self.unreachable_action) from exc
         if response.status_code >= 400:
             raise api_error(response)
         return response
@@ -98,7 +133,7 @@ class FleetClient:
         try:
             response = self.http.get("/ready")
         except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc) from exc
+            raise unreachable(self.base_url, exc, self.unreachable_action) from exc
         return dict(response.json())
 
     # --- sessions ------------------------------------------------------------------------------------------
@@ -150,6 +185,8 @@ class FleetClient:
         return dict(self.get_json(f"{API}/runs/{run_id}"))
 
     def _stream(self, method: str, path: str, state: StreamState, **kwargs: Any) -> Iterator[Event]:
+        from fleet_rlm.events import TERMINAL_TYPES
+
         try:
             with self.http.stream(method, path, timeout=STREAM_TIMEOUT, **kwargs) as response:
                 if response.status_code >= 400:
@@ -165,7 +202,7 @@ class FleetClient:
                         state.terminal = event
                         return
         except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc) from exc
+            raise unreachable(self.base_url, exc, self.unreachable_action) from exc
 
     # --- context and outputs -------------------------------------------------------------------------------
     def upload_file(self, path: Path, session_id: str | None = None) -> dict[str, Any]:
@@ -187,7 +224,7 @@ class FleetClient:
         try:
             response = self.http.get(path)
         except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc) from exc
+            raise unreachable(self.base_url, exc, self.unreachable_action) from exc
         return response.status_code not in (404, 405)
 
 
@@ -210,6 +247,8 @@ def sse_data(lines: Iterator[str]) -> Iterator[str]:
 
 
 def _parse(data: str) -> Event:
+    from fleet_rlm.events import InvalidEvent, parse_event
+
     try:
         return parse_event(data)
     except InvalidEvent as exc:

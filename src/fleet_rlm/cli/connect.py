@@ -1,4 +1,5 @@
-"""Open a `FleetClient` on a remote server (--url-server, token from FLEET_TOKEN) or on the embedded one.
+"""Open a `FleetClient` on a remote server (--url-server, token from FLEET_TOKEN), on the local server (started on
+first use and reused, see `local_server.py`), or with FLEET_CLI_SERVER=inprocess on an in-process one.
 
 Also owns the "no model configured" exit: both modes ask the server's /api/v1/info, so the message is the
 same wherever the server runs.
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 
 import typer
 
-from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.cli.client import LOCAL_ACTION, FleetClient
 from fleet_rlm.config import load_settings
 
 TOKEN_ENV = "FLEET_TOKEN"
@@ -60,15 +61,30 @@ def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[
                 require_model(client, remote=True)
             yield client
         return
-    from fleet_rlm.cli.inprocess import embedded_server
-
     settings = load_settings()
     if need_model and not settings.model_configured:  # known before starting anything: nothing touched, same message
         typer.echo(NO_MODEL_HELP, err=True)
         raise typer.Exit(EXIT_NOT_CONFIGURED)
+    if settings.cli_server == "local":
+        from fleet_rlm.cli.local_server import ensure_local_server
+
+        server = ensure_local_server(settings, notice=_notice)
+        try:
+            with FleetClient(server.base_url, headers=server.headers, unreachable_action=LOCAL_ACTION) as client:
+                yield client
+        finally:
+            server.detach()
+        return
+    from fleet_rlm.cli.inprocess import embedded_server
+
     _prepare_local(settings)
-    with embedded_server(settings) as base_url, FleetClient(base_url) as client:
+    log_file = settings.logs_dir / "cli-inprocess.log"
+    with embedded_server(settings, log_file=log_file) as base_url, FleetClient(base_url) as client:
         yield client
+
+
+def _notice(text: str) -> None:
+    typer.secho(text, err=True, dim=True)
 
 
 def require_model(client: FleetClient, *, remote: bool) -> None:

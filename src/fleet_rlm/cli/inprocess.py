@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -26,13 +28,20 @@ STARTUP_TIMEOUT_S = 120.0
 class EmbeddedServer:
     """uvicorn on a daemon thread; `start()` returns once the app's lifespan finished and a port is bound."""
 
-    def __init__(self, settings: Settings, app: FastAPI | None = None) -> None:
+    def __init__(self, settings: Settings, app: FastAPI | None = None, *, log_file: Path | None = None) -> None:
         from fleet_rlm.api import create_app
 
         self.settings = settings
         self.app = app if app is not None else create_app(settings)
+        extra: dict[str, Any] = {}
+        if log_file is not None:  # the server's logs (tracebacks included) belong in a file, not the chat screen
+            extra["log_config"] = None
+            handler = logging.FileHandler(log_file, encoding="utf-8")
+            handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            logging.getLogger().addHandler(handler)
+            logging.getLogger().setLevel(logging.WARNING)
         config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False
+            self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False, **extra
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, name="fleet-embedded-server", daemon=True)
@@ -82,9 +91,9 @@ class EmbeddedServer:
 
 
 @contextlib.contextmanager
-def embedded_server(settings: Settings, app: FastAPI | None = None) -> Iterator[str]:
+def embedded_server(settings: Settings, app: FastAPI | None = None, *, log_file: Path | None = None) -> Iterator[str]:
     """Run the app for the duration of the block; yields its base URL."""
-    server = EmbeddedServer(settings, app)
+    server = EmbeddedServer(settings, app, log_file=log_file)
     try:
         yield server.start()
     finally:

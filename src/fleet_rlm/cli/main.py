@@ -11,8 +11,9 @@ from fleet_rlm.cli.chat import chat
 from fleet_rlm.cli.daytona import daytona_smoke, daytona_snapshot
 from fleet_rlm.cli.db import db_app
 from fleet_rlm.cli.doctor import doctor
-from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.errors import guarded, run_entry
 from fleet_rlm.cli.help_style import hide_flag_types
+from fleet_rlm.cli.local_cmd import local_server_app
 from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.perf import perf
 from fleet_rlm.cli.profiles import profiles_app
@@ -100,6 +101,7 @@ def build_fleet_rlm_app() -> typer.Typer:
     app.add_typer(profiles_app, name="profiles")
     app.add_typer(auth_app, name="auth")
     app.add_typer(db_app, name="db")
+    app.add_typer(local_server_app, name="local-server")
     app.add_typer(optimize_app, name="optimize")
     app.add_typer(bench_app, name="bench")
     app.command("daytona-smoke")(daytona_smoke)
@@ -138,8 +140,8 @@ def build_fleet_app() -> typer.Typer:
 
 
 def fleet_entry() -> None:
-    build_fleet_app()()
+    run_entry(build_fleet_app())
 
 
 def fleet_rlm_entry() -> None:
-    build_fleet_rlm_app()()
+    run_entry(build_fleet_rlm_app())

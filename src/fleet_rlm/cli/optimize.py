@@ -18,10 +18,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from typer.core import TyperGroup
 
-from fleet_rlm.cli.chat import ServerOption
 from fleet_rlm.cli.client import FleetClient
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.options import ServerOption
 from fleet_rlm.errors import FleetError
 
 API = "/api/v1/optimization"

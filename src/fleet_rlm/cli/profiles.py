@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fleet_rlm.cli.chat import ServerOption
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import fail, guarded
+from fleet_rlm.cli.options import ServerOption
 
 profiles_app = typer.Typer(help="LLM profiles: endpoints, models and (encrypted) keys.", no_args_is_help=True)
 

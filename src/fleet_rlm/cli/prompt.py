@@ -2,7 +2,7 @@
 
 On a terminal: line editing, persistent history (a file in the data dir), Alt-Enter (or Esc then Enter) for a
 new line. Everywhere: a line ending in a backslash continues on the next line. `read()` returns None at end
-of input (Ctrl-D) and raises KeyboardInterrupt on Ctrl-C, which the chat treats as "exit".
+of input (Ctrl-D) and raises KeyboardInterrupt on Ctrl-C; the chat leaves on a second Ctrl-C in a row.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """`fleet-rlm run "TASK"`: one turn for scripts. Answer (or JSON) on stdout, progress on stderr.
 
 Exit codes: 0 the turn succeeded; 1 it failed (or the server refused it); 2 no model is configured;
-130 it was cancelled (Ctrl-C). Each run gets a new session, so it shows up in `fleet-rlm sessions list`.
+130 it was cancelled (Ctrl-C). Each run gets a new session (or continues `--session`), so it shows up in
+`fleet-rlm sessions list`.
 """
 
 from __future__ import annotations
@@ -9,17 +10,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from fleet_rlm.cli.chat import ServerOption, _choice
-from fleet_rlm.cli.chat_state import MODES, ChatState, Staged
-from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
-from fleet_rlm.cli.render import TRACE_MODES, TurnOutcome, TurnRenderer
-from fleet_rlm.cli.turn import drive_turn
+from fleet_rlm.cli.options import MODES, TRACE_MODES, ServerOption, choice
 from fleet_rlm.errors import EmptyTask
+
+if TYPE_CHECKING:
+    from fleet_rlm.cli.render import TurnOutcome
 
 EXIT_CODES = {"succeeded": 0, "cancelled": 130}
 
@@ -31,19 +31,33 @@ def run(
     mode: str = typer.Option("auto", "--mode", help="Execution mode: auto, direct, tools or rlm."),
     trace_mode: str = typer.Option("compact", "--trace-mode", help="Progress on stderr: compact, verbose or off."),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON (answer, status, usage, ids)."),
+    session: str | None = typer.Option(
+        None, "--session", help="Continue this session (its id or a unique prefix) instead of a new one."
+    ),
     url_server: str | None = ServerOption,
 ) -> None:
     """Run one task and print its answer; progress goes to stderr, the exit code says whether it worked."""
-    _choice(mode, MODES, "--mode")
-    _choice(trace_mode, TRACE_MODES, "--trace-mode")
+    choice(mode, MODES, "--mode")
+    choice(trace_mode, TRACE_MODES, "--trace-mode")
     content = sys.stdin.read() if task == "-" else task
 
     def body() -> TurnOutcome:
         if not content.strip():
             raise EmptyTask()  # the server's code for it, refused before a server or session starts
+
+        from rich.console import Console
+
+        from fleet_rlm.cli.chat_state import ChatState, Staged
+        from fleet_rlm.cli.connect import open_client
+        from fleet_rlm.cli.ids import resolve_session_id
+        from fleet_rlm.cli.render import TurnRenderer
+        from fleet_rlm.cli.turn import drive_turn
+
         progress = Console(stderr=True, highlight=False)
         with open_client(url_server) as client:
             state = ChatState(client=client, console=progress, mode=mode)
+            if session:
+                state.session_id = resolve_session_id(client, session)
             session_id = state.ensure_session(content)
             staged = Staged(urls=list(url or []))
             for path in context or []:

@@ -9,9 +9,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fleet_rlm.cli.chat import ServerOption
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
+from fleet_rlm.cli.ids import resolve_session_id
+from fleet_rlm.cli.options import ServerOption
 
 sessions_app = typer.Typer(help="List, show, export and delete chat sessions.", no_args_is_help=True)
 
@@ -34,7 +35,10 @@ def list_sessions(
         if not page["items"]:
             typer.echo("no sessions")
             return
-        table = Table("id", "title", "updated", box=None)
+        table = Table(box=None)
+        table.add_column("id", no_wrap=True, min_width=32)  # whole ids: any unique prefix works as an argument
+        table.add_column("title", no_wrap=True, overflow="ellipsis")
+        table.add_column("updated", no_wrap=True)
         for item in page["items"]:
             table.add_row(item["id"], item["title"] or "(untitled)", str(item["updated_at"])[:19])
         Console(highlight=False).print(table)
@@ -46,7 +50,7 @@ def list_sessions(
 
 @sessions_app.command("show")
 def show_session(
-    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id (or a unique prefix of it)."),
     as_json: bool = typer.Option(False, "--json", help="Print the session and its turns as JSON."),
     url_server: str | None = ServerOption,
 ) -> None:
@@ -54,8 +58,9 @@ def show_session(
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
-            session = client.get_session(session_id)
-            turns = client.list_turns(session_id, limit=200)
+            full_id = resolve_session_id(client, session_id)
+            session = client.get_session(full_id)
+            turns = client.list_turns(full_id, limit=200)
         if as_json:
             typer.echo(json.dumps({"session": session, "turns": turns["items"]}, ensure_ascii=False))
             return
@@ -72,7 +77,7 @@ def show_session(
 
 @sessions_app.command("export")
 def export_session(
-    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id (or a unique prefix of it)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
     url_server: str | None = ServerOption,
 ) -> None:
@@ -80,30 +85,34 @@ def export_session(
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
-            bundle = client.export_session(session_id)
+            full_id = resolve_session_id(client, session_id)
+            bundle = client.export_session(full_id)
         text = json.dumps(bundle, indent=2, ensure_ascii=False)
         if output is None:
             typer.echo(text)
         else:
             output.write_text(text + "\n", encoding="utf-8")
-            typer.echo(f"exported session {session_id} to {output}", err=True)
+            typer.echo(f"exported session {full_id} to {output}", err=True)
 
     guarded(body)
 
 
 @sessions_app.command("delete")
 def delete_session(
-    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id."),
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id (or a unique prefix of it)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     url_server: str | None = ServerOption,
 ) -> None:
     """Delete a session with its turns, runs and events (workspace files stay)."""
-    if not yes and not typer.confirm(f"delete session {session_id}?"):
-        raise typer.Exit(1)
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
-            client.delete_session(session_id)
-        typer.echo(f"deleted session {session_id}")
+            full_id = resolve_session_id(client, session_id)
+            if not yes:
+                title = client.get_session(full_id).get("title") or "untitled"
+                if not typer.confirm(f"delete session {full_id} ({title})?"):
+                    raise typer.Exit(1)
+            client.delete_session(full_id)
+        typer.echo(f"deleted session {full_id}")
 
     guarded(body)

@@ -15,8 +15,9 @@ from pathlib import Path
 from rich.markdown import Markdown
 from rich.table import Table
 
-from fleet_rlm.cli.chat_state import MODES, ChatState, Staged
-from fleet_rlm.cli.render import TRACE_MODES
+from fleet_rlm.cli.chat_state import ChatState, Staged
+from fleet_rlm.cli.ids import resolve_session_id
+from fleet_rlm.cli.options import MODES, TRACE_MODES
 from fleet_rlm.errors import FleetError
 
 MEMORY_FILE = "memory/MEMORIES.md"
@@ -91,7 +92,7 @@ def _sessions(state: ChatState, args: list[str]) -> None:
 
 @command("resume", "/resume ID", "continue an earlier session (and follow its running turn)")
 def _resume(state: ChatState, args: list[str]) -> None:
-    session = state.client.get_session(_one(args))
+    session = state.client.get_session(resolve_session_id(state.client, _one(args)))
     state.session_id = str(session["id"])
     state.staged = Staged()
     show_history(state)
