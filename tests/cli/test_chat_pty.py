@@ -1,4 +1,5 @@
-"""The chat on a pseudo-terminal: prompt_toolkit input, a streamed turn, SIGINT mid-turn cancels, Ctrl-D exits."""
+"""The chat on a pseudo-terminal: prompt_toolkit input, a streamed turn, a SIGINT after a turn ended keeps the
+chat, SIGINT mid-turn cancels, Ctrl-D exits."""
 
 from __future__ import annotations
 
@@ -69,6 +70,8 @@ def test_chat_on_a_terminal(settings, tmp_path: Path) -> None:  # type: ignore[n
             term.send("hello pty\r")
             term.expect("answer 1: hello pty")
             term.expect("LM calls")
+            child.send_signal(signal.SIGINT)  # a Ctrl-C just after the turn ended: the chat stays
+            term.expect("Ctrl-C again")
             term.send("slow one\r")
             wait_for(runtime.started.is_set, what="the slow turn to start")
             child.send_signal(signal.SIGINT)

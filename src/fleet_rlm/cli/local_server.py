@@ -32,7 +32,6 @@ from typing import Any
 
 import httpx
 
-from fleet_rlm import __version__
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 
@@ -72,7 +71,7 @@ class LocalServer:
 
 
 def code_stamp() -> str:
-    """Changes whenever the installed package's code does (so a dev edit restarts the server, too)."""
+    """Changes whenever the installed code does: an upgrade (another version), a dev edit, another interpreter."""
     root = Path(__file__).resolve().parent.parent
     newest = 0
     for folder, _, files in os.walk(root):
@@ -80,7 +79,7 @@ def code_stamp() -> str:
             if name.endswith(".py"):
                 with contextlib.suppress(OSError):
                     newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return f"{__version__}:{newest}"
+    return f"{sys.executable}:{root}:{newest}"
 
 
 def fingerprint(settings: Settings) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from fleet_rlm import __version__
 from fleet_rlm.cli.auth import auth_app
 from fleet_rlm.cli.bench import bench_app
 from fleet_rlm.cli.chat import chat
@@ -27,6 +26,8 @@ bench_app.command("perf")(perf)  # the performance suite joins the capability be
 
 def _version(value: bool) -> None:
     if value:
+        from fleet_rlm import __version__
+
         typer.echo(f"fleet-rlm {__version__}")
         raise typer.Exit()
 

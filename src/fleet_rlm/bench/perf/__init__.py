@@ -3,7 +3,7 @@
     fleet-rlm bench perf [--quick] [--only NAME]        # or: python -m fleet_rlm.bench.perf
 
 Scenarios (each a module `<name>_case.py` with `run(ctx) -> list[Row]`): sandbox, context, turn, fanout,
-concurrency, api. Results: one Markdown table (our figure, each baseline measured in the same run, the ratio and
+concurrency, api, cli. Results: one Markdown table (our figure, each baseline measured in the same run, the ratio and
 the target) and a JSON file under bench/results/ with the machine's facts. Timings are never asserted by tests.
 """
 

@@ -23,6 +23,7 @@ SCENARIOS: dict[str, str] = {
     "fanout": "fleet_rlm.bench.perf.fanout_case",
     "concurrency": "fleet_rlm.bench.perf.concurrency_case",
     "api": "fleet_rlm.bench.perf.store_case",
+    "cli": "fleet_rlm.bench.perf.cli_case",
 }
 DEFAULT_RESULTS_DIR = Path("bench/results")
 
