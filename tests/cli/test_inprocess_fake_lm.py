@@ -60,3 +60,25 @@ def test_whitespace_task_is_refused_by_run_and_chat_with_the_api_code(tmp_path: 
     assert "error[empty_task]" in chat.stdout
     assert "no sessions yet" in chat.stdout  # nothing was sent, so no session was created
     assert lm.requests == []
+
+
+def test_refused_lm_connection_is_one_line_in_process(tmp_path: Path) -> None:
+    """The server's log of the failed turn (a traceback) goes to logs/, not to the terminal (in-process mode)."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = cli_env(
+        tmp_path / "data",
+        DSPY_LM_MODEL="openai/fake-model",
+        DSPY_LM_API_BASE=f"http://127.0.0.1:{port}/v1",
+        DSPY_LLM_API_KEY="fake",
+        FLEET_SANDBOX_POOL_SIZE="0",
+        FLEET_LM_NUM_RETRIES="0",
+        FLEET_CLI_SERVER="inprocess",
+    )
+    ran = run_cli("fleet-rlm", ["run", "hi", "--mode", "direct"], env, timeout=180)
+    assert ran.returncode == 1, ran
+    assert "Traceback" not in ran.stderr and "error[lm_unreachable]" in ran.stderr, ran.stderr
+    assert len(ran.stderr.splitlines()) < 12, ran.stderr
