@@ -72,6 +72,7 @@ def test_chat_on_a_terminal(settings, tmp_path: Path) -> None:  # type: ignore[n
             term.expect("LM calls")
             child.send_signal(signal.SIGINT)  # a Ctrl-C just after the turn ended: the chat stays
             term.expect("Ctrl-C again")
+            assert "Exception ignored" not in term.seen
             term.send("slow one\r")
             wait_for(runtime.started.is_set, what="the slow turn to start")
             child.send_signal(signal.SIGINT)

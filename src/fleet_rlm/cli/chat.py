@@ -101,6 +101,7 @@ def loop(state: ChatState, history_file: Path) -> None:
     from rich.text import Text
 
     from fleet_rlm.cli.prompt import make_reader
+    from fleet_rlm.cli.turn import LEAVE_HINT
 
     reader = make_reader(history_file)
     interrupted = False  # the previous prompt ended with Ctrl-C
@@ -112,14 +113,14 @@ def loop(state: ChatState, history_file: Path) -> None:
                 if interrupted:
                     break
                 interrupted = True
-                state.hint("(Ctrl-C again, Ctrl-D or /exit to leave)")
+                state.hint(LEAVE_HINT)
                 continue
             interrupted = False
             if line is None:
                 break
             _handle(state, line)
         except KeyboardInterrupt:  # between the turn's end and the next prompt: nothing to cancel, stay
-            state.hint("interrupted")
+            state.hint(f"interrupted {LEAVE_HINT}")
     state.console.print(Text("bye", style="dim"))
 
 

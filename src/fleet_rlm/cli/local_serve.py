@@ -170,6 +170,7 @@ async def _serve(settings: Settings) -> int:
     ready = {"port": port, "pid": os.getpid(), "token": token}
     write_discovery(settings.data_dir, {**ready, "started_at": time.time()})
     _emit({"ready": ready})
+    print(f"local server pid {os.getpid()} ready on 127.0.0.1:{port}", file=sys.stderr, flush=True)
     gate.last_activity = time.monotonic()  # idle time counts from ready, not from the (slow) app startup
     watcher = asyncio.create_task(_watch(server, gate, app, settings, attach_fd))
     try:

@@ -7,20 +7,51 @@ finishes the cancel). Shared by the chat and `fleet-rlm run`.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from fleet_rlm.cli.client import FleetClient, StreamState
 from fleet_rlm.cli.render import TurnOutcome, TurnRenderer
 from fleet_rlm.errors import FleetError
-from fleet_rlm.events import Event
+from fleet_rlm.events import TERMINAL_TYPES, Event
 
 MAX_RESUMES = 3
 Notice = Callable[[str], None]
 
 
-def _consume(events: Iterator[Event], renderer: TurnRenderer) -> None:
+LEAVE_HINT = "(Ctrl-C again, Ctrl-D or /exit to leave)"
+
+
+@contextlib.contextmanager
+def deferred_sigint(notice: Notice) -> Iterator[None]:
+    """Hold Ctrl-C while a finished turn is rendered and its stream closed: a Ctrl-C landing there was meant for
+    the turn, which has ended, and raised inside the stream's cleanup it would be lost in a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: pending.append(1))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pending:
+            notice(f"the turn had already ended {LEAVE_HINT}")
+
+
+def _consume(events: Iterator[Event], renderer: TurnRenderer, state: StreamState, notice: Notice) -> None:
     for event in events:
+        if event.type in TERMINAL_TYPES:
+            with deferred_sigint(notice):
+                renderer.handle(event)
+                state.terminal = event
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
+            return
         renderer.handle(event)
 
 
@@ -44,7 +75,7 @@ def drive_turn(
     resumes = 0
     while True:
         try:
-            _consume(events, renderer)
+            _consume(events, renderer, state, notice)
         except KeyboardInterrupt:
             if cancelling:
                 notice("stopped following; the run is still being cancelled on the server")
