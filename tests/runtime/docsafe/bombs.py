@@ -105,3 +105,20 @@ def pdf_with_stream(inflated: int) -> bytes:
         out.write(f"{offset:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
+
+
+def docx_dense(path: Path, inflated: int) -> Path:
+    """A DOCX of numbered one-word paragraphs: inflates only ~16x, so it passes every zip check, yet its XML
+    tree needs many times `inflated` bytes of memory to parse."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        with archive.open("word/document.xml", "w", force_zip64=True) as entry:
+            entry.write(_DOC_HEAD)
+            written, start = 0, 0
+            while written < inflated:
+                chunk = b"".join(b"<w:p><w:r><w:t>%d</w:t></w:r></w:p>" % n for n in range(start, start + 20_000))
+                entry.write(chunk)
+                written, start = written + len(chunk), start + 20_000
+            entry.write(_DOC_TAIL)
+    return path

@@ -51,6 +51,14 @@ def test_a_bomb_past_the_zip_check_hits_the_memory_limit_in_the_child_not_here(d
     assert "north" in convert_bytes(make_docx(), name="after.docx", media_type=None).text
 
 
+def test_a_docx_within_every_zip_limit_but_too_big_to_parse_hits_the_memory_limit(tmp_path: Path) -> None:
+    dense = bombs.docx_dense(tmp_path / "dense.docx", 40 * MB).read_bytes()
+    baseline = peak_rss_reset()
+    error = _code(dense, "dense.docx", DocumentLimits(memory_mb=256))  # the zip limits are the defaults
+    assert error.code == DOCUMENT_TOO_LARGE and error.details["limit"] == "memory_mb", error.to_dict()
+    assert peak_rss() - baseline < SERVER_GROWTH_MAX
+
+
 def test_a_conversion_that_runs_too_long_is_stopped_with_a_coded_error() -> None:
     long_pdf = make_pdf([f"page {index} " * 40 for index in range(1500)])
     convert_bytes(make_pdf(["warm"]), name="warm.pdf", media_type=None)  # the limit is on the job, not the start

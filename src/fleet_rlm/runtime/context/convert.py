@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context.failures import FILE_UNSUPPORTED, context_error
 from fleet_rlm.runtime.docsafe.formats import html_text
 from fleet_rlm.runtime.docsafe.limits import MB, DocumentLimits
@@ -146,7 +147,11 @@ def convert_bytes(data: bytes, *, name: str, media_type: str | None, limits: Doc
     _, charset = split_media_type(media_type)
     kind = detect_media_type(data, name=name, declared=media_type)
     if is_zip(data[:4]):
-        check_zip(data, name=name, limits=bounds)
+        try:
+            check_zip(data, name=name, limits=bounds)
+        except FleetError as exc:  # a broken archive is only this function's problem if it claims to be a DOCX
+            if exc.code != FILE_UNSUPPORTED or kind == DOCX:
+                raise
     if kind == PDF:
         text, info = shared_pool().convert("pdf", data, name=name, limits=bounds)
         return Converted(text, kind, info)

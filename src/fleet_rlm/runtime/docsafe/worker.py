@@ -2,9 +2,11 @@
 
 Started by `pool` with `python -I` and an environment without the server's secrets. Before each job it sets
 its own soft limits: address space (`RLIMIT_AS`, `DocumentLimits.memory_mb`) and CPU time (`RLIMIT_CPU`, the
-CPU it has used so far plus `timeout_s`; the kernel's SIGXCPU ends it). A `MemoryError` is answered as
-`document_too_large`; any limit it hits, or a large resident set after a job, retires the process (it answers,
-then exits), so the next job starts with a clean heap. It imports only the parsers it needs.
+CPU it has used so far plus `timeout_s`; the kernel's SIGXCPU ends it). A `MemoryError`, or a parse failure
+while the address space peaked near the limit (lxml reports a failed allocation as a syntax error), is answered
+as `document_too_large`. A job that came near the memory limit or a parser crash, or a large resident set after
+a job, retires the process (it answers, then exits), so the next job starts with a clean heap. It imports only
+the parsers it needs.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Any, BinaryIO
 
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.docsafe import formats, wire
-from fleet_rlm.runtime.docsafe.limits import MB, DocumentLimits, error_to_wire, too_large, unreadable
+from fleet_rlm.runtime.docsafe.limits import FILE_UNSUPPORTED, MB, DocumentLimits, error_to_wire, too_large, unreadable
 from fleet_rlm.runtime.docsafe.zipguard import check_zip, read_all_capped
 
 RETIRE_RSS_BYTES = 256 * MB
 RETIRE_AFTER_JOBS = 200
+NEAR_LIMIT = 0.9
 
 
 def convert(kind: str, data: bytes, *, name: str, limits: DocumentLimits) -> tuple[str, dict[str, Any]]:
@@ -62,16 +65,29 @@ def _run(header: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str, bool
     _set_limits(limits)
     try:
         text, info = convert(str(header["kind"]), data, name=name, limits=limits)
-        return {"ok": True, "info": info}, text, False
+        return {"ok": True, "info": info}, text, _near_memory_limit(limits)
     except MemoryError:
-        error = too_large(name, "converting it needs more memory than allowed", "memory_mb", f"{limits.memory_mb} MiB")
-        return {"ok": False, "error": error_to_wire(error)}, "", True
+        return {"ok": False, "error": error_to_wire(_out_of_memory(name, limits))}, "", True
     except FleetError as exc:
-        return {"ok": False, "error": error_to_wire(exc)}, "", False
+        if exc.code == FILE_UNSUPPORTED and _near_memory_limit(limits):
+            exc = _out_of_memory(name, limits)  # lxml reports a failed allocation as a syntax error
+        return {"ok": False, "error": error_to_wire(exc)}, "", _near_memory_limit(limits)
     except Exception as exc:  # a parser bug: report it, and start the next job in a fresh process
-        return {"ok": False, "error": error_to_wire(unreadable(str(header["kind"]).upper(), name, exc))}, "", True
+        error = (
+            _out_of_memory(name, limits) if _near_memory_limit(limits) else unreadable(str(header["kind"]), name, exc)
+        )
+        return {"ok": False, "error": error_to_wire(error)}, "", True
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def _out_of_memory(name: str, limits: DocumentLimits) -> FleetError:
+    return too_large(name, "converting it needs more memory than allowed", "memory_mb", f"{limits.memory_mb} MiB")
+
+
+def _near_memory_limit(limits: DocumentLimits) -> bool:
+    """The address space peaked near the limit: an allocation probably failed (also: retire this process)."""
+    return _status_bytes("VmPeak") >= NEAR_LIMIT * limits.memory_mb * MB
 
 
 def _set_limits(limits: DocumentLimits) -> None:
@@ -82,8 +98,15 @@ def _set_limits(limits: DocumentLimits) -> None:
 
 
 def _rss() -> int:
-    with open("/proc/self/statm", "rb") as handle:
-        return int(handle.read().split()[1]) * resource.getpagesize()
+    return _status_bytes("VmRSS")
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(field.encode() + b":"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 if __name__ == "__main__":
