@@ -695,7 +695,8 @@ export interface paths {
         put?: never;
         /**
          * Test Daytona
-         * @description The Daytona smoke check, step by step (each failed step carries its action).
+         * @description Admins: the Daytona smoke check, step by step (each failed step carries its action). It creates and
+         *     deletes a sandbox on the server's Daytona account, so it is an operator action.
          */
         post: operations["testDaytona"];
         delete?: never;
@@ -4219,6 +4220,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DaytonaTestResult"];
                 };
+            };
+            /** @description admin_required: the check uses the server's Daytona account. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
