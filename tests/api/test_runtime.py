@@ -109,6 +109,7 @@ def test_a_broken_binding_fails_the_turn_with_its_code(settings: Settings, lm: F
         _, events = run_turn(client, new_session(client, {}), {"content": "x", "execution_mode": "direct"}, "k")
         assert events[-1]["type"] == "turn_failed"
         assert events[-1]["code"] == "model_not_configured" and events[-1]["action"]
+        assert "Settings page" in events[-1]["action"] and "fleet-rlm profiles add" in events[-1]["action"]
         test = client.post("/api/v1/runtime/tests/lm")
         assert_error(test, 409, "model_not_configured")
 

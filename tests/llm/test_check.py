@@ -65,6 +65,8 @@ def test_check_unreachable(llm_settings: Settings, closed_port: int, engine: str
     result = check_lm(profile, llm_settings, timeout_s=2)
     assert not result.ok and result.error_code == "lm_unreachable", result.error_message
     assert result.action is not None and "api_base" in result.action
+    assert f"http://127.0.0.1:{closed_port}/v1" in result.action and "profile 'down'" in result.action
+    assert "DSPY_LM_API_BASE" not in result.action  # the profile's own URL is at fault, not the environment
 
 
 def test_check_reports_an_unusable_profile(llm_settings: Settings) -> None:

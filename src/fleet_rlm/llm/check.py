@@ -19,7 +19,7 @@ from fleet_rlm.errors import FleetError
 from fleet_rlm.llm.build import build_lm, engine_of
 from fleet_rlm.llm.errors import LMCallError
 from fleet_rlm.llm.failures import ACTIONS, classify, failure_code
-from fleet_rlm.llm.profiles import LMProfile
+from fleet_rlm.llm.profiles import ENV_DELEGATE_PROFILE, ENV_PROFILE, LMProfile
 
 CHECK_PROMPT = "Reply with the single word OK."
 DEFAULT_CHECK_TIMEOUT_S = 20.0
@@ -55,14 +55,28 @@ CATEGORIES = {
 }
 
 
-def _failure(exc: Exception, model: str) -> tuple[str, str, str | None]:
+def profile_action(code: str, profile: LMProfile) -> str | None:
+    """The action for `code`, pointing at what this profile configures (its own api_base and key, or the
+    DSPY_* variables only for the profiles the environment defines)."""
+    from_env = profile.name in (ENV_PROFILE, ENV_DELEGATE_PROFILE)
+    if code == "lm_unreachable" and profile.api_base:
+        variable = "DSPY_DELEGATE_LM_API_BASE" if profile.name == ENV_DELEGATE_PROFILE else "DSPY_LM_API_BASE"
+        where = variable if from_env else f"the api_base of profile '{profile.name}'"
+        return f"Cannot connect to {profile.api_base}: check {where}, the network and that the server runs."
+    if code == "lm_auth_failed" and not from_env:
+        return f"Check the API key of profile '{profile.name}' (`fleet-rlm profiles add` or the Settings page)."
+    return ACTIONS.get(code)
+
+
+def _failure(exc: Exception, profile: LMProfile) -> tuple[str, str, str | None]:
     """(code, message, action) naming only the category and HTTP status; our own errors keep their text."""
     if isinstance(exc, FleetError) and not isinstance(exc, LMCallError):
         return exc.code, exc.message, exc.action
     code = exc.code if isinstance(exc, LMCallError) else failure_code(exc)
     status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
     suffix = f" (HTTP {status})" if isinstance(status, int) and not isinstance(status, bool) else ""
-    return code, f"{model}: {CATEGORIES.get(code, CATEGORIES['lm_error'])}{suffix}", ACTIONS.get(code)
+    message = f"{profile.model}: {CATEGORIES.get(code, CATEGORIES['lm_error'])}{suffix}"
+    return code, message, profile_action(code, profile)
 
 
 def check_lm(profile: LMProfile, settings: Settings, *, timeout_s: float | None = None) -> LMCheckResult:
@@ -75,7 +89,7 @@ def check_lm(profile: LMProfile, settings: Settings, *, timeout_s: float | None 
         engine = engine_of(lm)
         lm(CHECK_PROMPT)
     except Exception as exc:
-        code, message, action = _failure(exc, profile.model)
+        code, message, action = _failure(exc, profile)
         return LMCheckResult(
             ok=False,
             profile=profile.name,

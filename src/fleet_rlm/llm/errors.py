@@ -5,8 +5,9 @@ from __future__ import annotations
 from fleet_rlm.errors import FleetError
 
 CONFIGURE_ACTION = (
-    "Set DSPY_LM_MODEL (a LiteLLM model string such as openai/gpt-4o-mini), DSPY_LLM_API_KEY and, for "
-    "OpenAI-compatible servers, DSPY_LM_API_BASE; or add a profile with `fleet-rlm profiles add`."
+    "Add a model profile in the web UI's Settings page or with `fleet-rlm profiles add`; or, where the server "
+    "runs, set DSPY_LM_MODEL (a LiteLLM model string such as openai/gpt-4o-mini), DSPY_LLM_API_KEY and, for "
+    "OpenAI-compatible servers, DSPY_LM_API_BASE."
 )
 
 
