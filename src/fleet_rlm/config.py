@@ -8,7 +8,6 @@ docs/configuration.md, which `scripts/gen_docs.py` regenerates and a test keeps 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -375,6 +374,8 @@ def load_policy_file(path: Path | None) -> dict[str, Any]:
     """Flatten one level of TOML tables into field names and refuse secrets and unknown keys."""
     if path is None:
         return {}
+    import tomllib  # only when a policy file exists: every CLI call loads settings
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

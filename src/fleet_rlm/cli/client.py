@@ -90,13 +90,14 @@ class FleetClient:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         headers: dict[str, str] | None = None,
         unreachable_action: str = REMOTE_ACTION,
+        verify: bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.unreachable_action = unreachable_action
         headers = dict(headers or {})
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, verify=verify)
 
     def close(self) -> None:
         self.http.close()

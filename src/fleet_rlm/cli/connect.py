@@ -69,8 +69,9 @@ def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[
         from fleet_rlm.cli.local_server import ensure_local_server
 
         server = ensure_local_server(settings, notice=_notice)
+        local = {"headers": server.headers, "unreachable_action": LOCAL_ACTION, "verify": False}  # http, loopback
         try:
-            with FleetClient(server.base_url, headers=server.headers, unreachable_action=LOCAL_ACTION) as client:
+            with FleetClient(server.base_url, **local) as client:  # type: ignore[arg-type]
                 yield client
         finally:
             server.detach()
