@@ -82,3 +82,38 @@ def test_refused_lm_connection_is_one_line_in_process(tmp_path: Path) -> None:
     assert ran.returncode == 1, ran
     assert "Traceback" not in ran.stderr and "error[lm_unreachable]" in ran.stderr, ran.stderr
     assert len(ran.stderr.splitlines()) < 12, ran.stderr
+
+
+def test_try_it_without_an_api_key_with_the_demo_fake_lm(tmp_path: Path) -> None:
+    """The README's "try it" path: `python -m fleet_rlm.testing.fake_lm --demo`, then the CLI against it."""
+    from fleet_rlm.testing import FakeLMProcess
+
+    with FakeLMProcess(extra_args=["--demo"]) as lm:
+        env = cli_env(
+            tmp_path / "data",
+            DSPY_LM_MODEL=lm.model,
+            DSPY_LM_API_BASE=lm.base_url,
+            DSPY_LLM_API_KEY="fake",
+            FLEET_SANDBOX_POOL_SIZE="0",
+        )
+        ran = run_cli("fleet-rlm", ["run", "hello", "--mode", "direct"], env, timeout=120)
+    assert ran.returncode == 0, ran
+    assert "fake model's answer" in ran.stdout
+
+
+def test_chat_checks_url_and_repo_targets_when_entered(tmp_path: Path) -> None:
+    lines = [
+        "/url http://127.0.0.1:9/secret",  # loopback: refused by default (url_allow_private)
+        "/url ftp://example.com/file",  # not http(s)
+        "/repo /etc",  # a local path
+        "/repo git://example.com/x.git",  # not https
+        "/sessions",
+    ]
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        chat = run_cli("fleet", [], _env(tmp_path / "data", lm), stdin="\n".join(lines) + "\n", timeout=120)
+    assert chat.returncode == 0, chat
+    out = " ".join(chat.stdout.split())
+    assert out.count("error[context_url_blocked]") == 2, chat.stdout
+    assert out.count("error[context_repo_blocked]") == 2, chat.stdout
+    assert "FLEET_URL_ALLOW_PRIVATE" in out and "will fetch" not in out and "will clone" not in out
+    assert lm.requests == []

@@ -58,6 +58,8 @@ def chat(
 
         with open_client(url_server) as client:
             state = ChatState(client=client, console=Console(highlight=False), mode=mode, trace=trace_mode)  # type: ignore[arg-type]
+            if url_server is None:  # the embedded server runs with this process's settings
+                state.allow_private = load_settings().url_allow_private
             _banner(state, client, url_server)
             if session:
                 state.session_id = resolve_session_id(client, session)

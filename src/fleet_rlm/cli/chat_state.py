@@ -49,6 +49,7 @@ class ChatState:
     staged: Staged = field(default_factory=Staged)
     profile: str | None = None
     running: bool = True
+    allow_private: bool | None = None  # the server's url_allow_private when known (embedded server), else None
 
     def say(self, message: str, style: str = "dim") -> None:
         self.console.print(Text(message, style=style))

@@ -129,9 +129,10 @@ def _attach(state: ChatState, args: list[str]) -> None:
 
 @command("url", "/url URL", "fetch a URL as context for the next turn")
 def _url(state: ChatState, args: list[str]) -> None:
+    from fleet_rlm.cli.targets import check_url_target  # lazily: keeps the chat's start fast
+
     url = _one(args)
-    if not url.startswith(("http://", "https://")):
-        raise UsageError
+    check_url_target(url, allow_private=state.allow_private)
     state.staged.urls.append(url)
     state.say(f"will fetch {url} with the next turn")
 
@@ -140,6 +141,9 @@ def _url(state: ChatState, args: list[str]) -> None:
 def _repo(state: ChatState, args: list[str]) -> None:
     if len(args) not in (1, 2):
         raise UsageError
+    from fleet_rlm.cli.targets import check_repo_target
+
+    check_repo_target(args[0], allow_private=state.allow_private)
     state.staged.repo_url = args[0]
     state.staged.repo_ref = args[1] if len(args) == 2 else None
     state.say(f"will clone {args[0]}" + (f" at {args[1]}" if len(args) == 2 else "") + " with the next turn")

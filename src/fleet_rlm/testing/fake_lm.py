@@ -1,5 +1,8 @@
 """Run the fake LM out of process: ``python -m fleet_rlm.testing.fake_lm --port N --script FILE``.
 
+``--demo`` is the "try it without an API key" path: every DSPy program gets a well-formed answer and the
+settings that point fleet-rlm at it are printed to stderr.
+
 For end-to-end tests that start other processes (e.g. a browser test against ``fleet web``) and need an
 LM endpoint that outlives no test. Prints one ready line to stdout, flushed::
 
@@ -27,7 +30,9 @@ from fleet_rlm.testing.fake_lm_types import FakeLMScriptError
 __all__ = ["FakeLM", "FakeLMServer", "main", "serve"]
 
 
-async def serve(script: FakeLMScript, *, host: str, port: int, model: str, ready_file: str | None) -> None:
+async def serve(
+    script: FakeLMScript, *, host: str, port: int, model: str, ready_file: str | None, demo: bool = False
+) -> None:
     """Serve until SIGINT/SIGTERM in the current event loop."""
     wire_model = model.split("/", 1)[1] if "/" in model else model
     http = FakeLMHttpServer(script, model=wire_model)
@@ -38,6 +43,8 @@ async def serve(script: FakeLMScript, *, host: str, port: int, model: str, ready
         with open(ready_file, "w", encoding="utf-8") as handle:
             handle.write(line + "\n")
     print(line, flush=True)
+    if demo:
+        print(demo_hint(base_url, model), file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -47,6 +54,19 @@ async def serve(script: FakeLMScript, *, host: str, port: int, model: str, ready
         await stop.wait()
     finally:
         await http.close()
+
+
+DEMO_ANSWER = "This is the fake model's answer (fleet-rlm demo mode: no real model was called)."
+
+
+def demo_hint(base_url: str, model: str) -> str:
+    """What to run in another terminal to use this fake LM as the workbench's model."""
+    return (
+        "fake LM running. In another terminal:\n"
+        f"  export DSPY_LM_MODEL={model} DSPY_LM_API_BASE={base_url} DSPY_LLM_API_KEY=fake\n"
+        '  uv run fleet web        # or: uv run fleet   /   uv run fleet-rlm run "hello"\n'
+        "Ctrl-C stops it."
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,7 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="answer every DSPy program by its requested output fields (RLM steps submit ANSWER); "
         "sub-LM prompts get the default text",
     )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="try fleet-rlm without an API key: answer every program (like --auto) and print the settings to use",
+    )
     args = parser.parse_args(argv)
+    if args.demo and args.auto is None:
+        args.auto = DEMO_ANSWER
     try:
         if args.script:
             script, spec = load_script_file(args.script)
@@ -83,7 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         script.add_rule(adapter_fields_rule(answer=args.auto))
     model = args.model or spec.get("model") or DEFAULT_MODEL
     try:
-        asyncio.run(serve(script, host=args.host, port=args.port, model=model, ready_file=args.ready_file))
+        asyncio.run(
+            serve(script, host=args.host, port=args.port, model=model, ready_file=args.ready_file, demo=args.demo)
+        )
     except OSError as exc:
         print(
             f"error[fake_lm.bind_failed]: cannot listen on {args.host}:{args.port}: {exc}. "
