@@ -106,4 +106,13 @@ def test_unknown_skill_is_refused_before_a_run(client: TestClient) -> None:
     )
     body = assert_error(response, 422, "skill_not_found")
     assert "GET /api/v1/skills" in body["action"]
+    valid = sorted(card.id for card in list_skills())
+    assert all(skill in body["message"] and skill in body["action"] for skill in valid)
+    assert body["details"] == {"skill": "no-such-skill", "valid": valid}
+    with client.websocket_connect("/api/v1/ws/execution") as ws:  # the same code and list over the WebSocket
+        ws.send_json({"type": "message", "session_id": session, "content": "x", "skills": ["nope"]})
+        frame = ws.receive_json()
+    assert frame["type"] == "error" and frame["code"] == "skill_not_found" and "log-triage" in frame["message"]
+    missing = assert_error(client.get("/api/v1/skills/nope"), 404, "skill_not_found")
+    assert "log-triage" in missing["action"]
     assert client.get(f"/api/v1/sessions/{session}/turns").json()["items"] == []

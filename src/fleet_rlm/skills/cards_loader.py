@@ -77,18 +77,25 @@ def get_skill(skill_id: str) -> SkillCard | None:
     return _cards().get(skill_id)
 
 
+def unknown_skill(skill_id: str, *, status: int | None = None) -> SkillNotFound:
+    """`skill_not_found` naming the valid ids in the message, the action and `details.valid`."""
+    valid = sorted(_cards())
+    known = ", ".join(valid) or "none"
+    return SkillNotFound(
+        f"unknown skill {skill_id!r}; valid skills: {known}",
+        action=f"use one of: {known} (GET /api/v1/skills describes each)",
+        details={"skill": skill_id, "valid": valid},
+        status=status,
+    )
+
+
 def require_skills(ids: Iterable[str]) -> list[SkillCard]:
     """The cards named (duplicates dropped, order kept); SkillNotFound for an unknown id."""
     found: list[SkillCard] = []
     for skill_id in dict.fromkeys(ids):
         card = get_skill(skill_id)
         if card is None:
-            known = ", ".join(_cards()) or "none"
-            raise SkillNotFound(
-                f"unknown skill {skill_id!r}",
-                action=f"pick skills from GET /api/v1/skills (bundled: {known})",
-                details={"skill": skill_id},
-            )
+            raise unknown_skill(skill_id)
         found.append(card)
     return found
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.schemas.skills import SkillList, SkillOut, SkillSummary
-from fleet_rlm.errors import NotFound
 from fleet_rlm.skills import SkillCard, get_skill, list_skills
+from fleet_rlm.skills.cards_loader import unknown_skill
 
 router = APIRouter(prefix="/api/v1/skills", tags=["skills"])
 
@@ -33,5 +33,5 @@ async def list_skill_cards(user: CurrentUserDep) -> SkillList:
 async def get_skill_card(skill_id: str, user: CurrentUserDep) -> SkillOut:
     card = get_skill(skill_id)
     if card is None:
-        raise NotFound(f"no skill {skill_id!r}", code="skill_not_found", action="list skills with GET /api/v1/skills")
+        raise unknown_skill(skill_id, status=404)
     return SkillOut(**summary(card).model_dump(), text=card.body)
