@@ -205,3 +205,16 @@ def test_three_turns_share_history(client: TestClient, lm: FakeLMServer) -> None
         run_turn(client, session_id, {"content": f"message number {index}", "execution_mode": "direct"}, f"h{index}")
     last_prompt = lm.requests[-1].text
     assert "message number 0" in last_prompt and "message number 1" in last_prompt
+
+
+def test_deleting_a_session_removes_its_context_documents(client: TestClient, settings: Settings) -> None:
+    kept, deleted = new_session(client, "kept"), new_session(client, "deleted")
+    for session_id in (kept, deleted):
+        body = {"content": "Summarize.", "execution_mode": "direct", "context_text": f"notes of {session_id}"}
+        assert run_turn(client, session_id, body, f"ctx-{session_id}")[1][-1]["type"] == "turn_finished"
+    sessions_dir = settings.data_dir / "sessions"
+    assert any((sessions_dir / deleted / "context").iterdir()), "the turn wrote no context document"
+
+    assert client.delete(f"/api/v1/sessions/{deleted}").status_code == 204
+    assert not (sessions_dir / deleted).exists()
+    assert any((sessions_dir / kept / "context").iterdir())  # another session's documents are untouched

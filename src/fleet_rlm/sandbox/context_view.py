@@ -55,6 +55,21 @@ def ensure_session_context(data_dir: Path, session_id: str) -> Path:
     return target
 
 
+def remove_session_context(data_dir: Path, session_id: str) -> bool:
+    """Delete `<data_dir>/sessions/<session_id>/` (documents and clones) when the session is deleted.
+
+    Host-only storage, so a plain tree removal is safe; `shutil.rmtree` uses descriptors and never follows a
+    link it meets. Returns whether anything was there. Views of live sandboxes hold their own hard links and go
+    with their sandbox.
+    """
+    validate_workspace_id(session_id)
+    target = data_dir / SESSIONS_DIR / session_id
+    if not target.exists():
+        return False
+    shutil.rmtree(target, ignore_errors=True)
+    return True
+
+
 class ContextView:
     """One sandbox's read-only window on one session's context directory."""
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep
 from fleet_rlm.api.export import build_export
 from fleet_rlm.api.lookups import not_found, owned_session
 from fleet_rlm.api.pagination import PageDep
+from fleet_rlm.api.sandbox_leases import live_pool
 from fleet_rlm.api.schemas.common import Responses
 from fleet_rlm.api.schemas.sessions import (
     ActiveRun,
@@ -25,6 +27,7 @@ from fleet_rlm.api.schemas.sessions import (
     TurnOut,
     TurnPage,
 )
+from fleet_rlm.sandbox.context_view import remove_session_context
 from fleet_rlm.store.repos import runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
@@ -101,12 +104,21 @@ async def update_session(
 
 
 @router.delete("/{session_id}", operation_id="deleteSession", status_code=204, responses=NOT_FOUND)
-async def delete_session(session_id: str, user: CurrentUserDep, database: DatabaseDep) -> Response:
-    """Delete the session with its turns, runs, events and artifact records (workspace files stay)."""
+async def delete_session(
+    session_id: str, request: Request, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
+) -> Response:
+    """Delete the session with its turns, runs, events, artifact records, its sandbox and its context documents.
+
+    Workspace files (memory/, artifacts/) stay: they belong to the workspace, not the session.
+    """
     async with database.transaction() as s:
         deleted = await sessions.delete_session(s, user_id=user.user_id, session_id=session_id)
     if not deleted:
         raise not_found("session", session_id)
+    pool = live_pool(request)
+    if pool is not None:
+        await asyncio.to_thread(pool.end_session, session_id)
+    await asyncio.to_thread(remove_session_context, settings.data_dir, session_id)
     return Response(status_code=204)
 
 

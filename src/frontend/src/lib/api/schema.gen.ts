@@ -157,7 +157,9 @@ export interface paths {
         post?: never;
         /**
          * Delete Session
-         * @description Delete the session with its turns, runs, events and artifact records (workspace files stay).
+         * @description Delete the session with its turns, runs, events, artifact records, its sandbox and its context documents.
+         *
+         *     Workspace files (memory/, artifacts/) stay: they belong to the workspace, not the session.
          */
         delete: operations["deleteSession"];
         options?: never;
