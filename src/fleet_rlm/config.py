@@ -197,6 +197,14 @@ class Settings(BaseSettings):
         default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
     )
     run_heartbeat_s: float = Field(default=5.0, gt=0, description="How often a running turn stamps its heartbeat.")
+    recording_enabled: bool = Field(
+        default=True, description="Record every LM request and response of a run (for `fleet-rlm replay`)."
+    )
+    recording_max_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=0,
+        description="Request and response bytes recorded per run; later calls are noted by hash only.",
+    )
     run_stale_after_s: float = Field(
         default=30.0, gt=0, description="A running run without a heartbeat this long is marked interrupted."
     )

@@ -3,7 +3,8 @@
 The API resolves LLM profiles from the database and passes an `LMProvider` (a role -> LM callable, or a
 mapping); by default the roles come from Settings through fleet_rlm.llm. Each turn works on copies of the
 provider's LMs (DSPy's `copy()` isolates callbacks) carrying the turn's UsageMeter callback, wrapped in a
-GuardedLM so every call counts against the shared budget and stops with the turn.
+GuardedLM so every call counts against the shared budget and stops with the turn. When the turn records (its
+sink persists recordings), a RecordingLM sits between the two and records every exchange.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fleet_rlm.llm.roles import FALLBACK, fallback_chain, parse_role
 from fleet_rlm.llm.usage import UsageMeter
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.guarded_lm import GuardedLM
+from fleet_rlm.runtime.recording import LMRecorder
 
 LMProvider = Callable[[str], dspy.BaseLM]
 """role (root, sub, delegate, router) -> the LM to use; raises ModelNotConfigured when there is none."""
@@ -64,10 +66,13 @@ def as_provider(value: LMProvider | Mapping[str, dspy.BaseLM] | None, settings: 
 class TurnLMs:
     """The turn's guarded, metered LM per role (created on first use, so an unused router costs nothing)."""
 
-    def __init__(self, provider: LMProvider, control: TurnControl, meter: UsageMeter) -> None:
+    def __init__(
+        self, provider: LMProvider, control: TurnControl, meter: UsageMeter, recorder: LMRecorder | None = None
+    ) -> None:
         self._provider = provider
         self._control = control
         self.meter = meter
+        self.recorder = recorder
         self._lock = threading.Lock()
         self._lms: dict[str, GuardedLM] = {}
 
@@ -77,6 +82,8 @@ class TurnLMs:
                 base = self._provider(role)
                 lm = base.copy()
                 lm.callbacks = [*getattr(lm, "callbacks", []), self.meter.callback(role)]
+                if self.recorder is not None:  # below the guard: sub-LM calls skip GuardedLM but not this
+                    lm = self.recorder.wrap(lm, role)
                 self._lms[role] = GuardedLM(lm, self._control, role)
             return self._lms[role]
 

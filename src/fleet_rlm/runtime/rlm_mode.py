@@ -19,6 +19,7 @@ from fleet_rlm.runtime.delegation import Delegation
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.observed import ObservedFactory, ObservedInterpreter
 from fleet_rlm.runtime.programs import RLM_ACTION, RLM_EXTRACT, RLM_TASK
+from fleet_rlm.runtime.recording import ACTOR
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.subcalls import SubLM
 
@@ -98,8 +99,12 @@ def run_rlm(
         return (factory.created[-1].iteration if factory.created else 0) + 1
 
     callback = EventCallback(emitter, iteration=next_iteration, progress=scope.progress if is_root else None)
-    with dspy.context(lm=root_lm, callbacks=[callback]):
-        prediction = rlm(task=task, context=context, history=history)
+    actor = ACTOR.set((emitter.actor, depth))  # recorded LM exchanges name the actor that made them
+    try:
+        with dspy.context(lm=root_lm, callbacks=[callback]):
+            prediction = rlm(task=task, context=context, history=history)
+    finally:
+        ACTOR.reset(actor)
     iterations = factory.created[-1].iteration if factory.created else 0
     hit_max = getattr(prediction, "final_reasoning", "") == EXTRACT_MARKER
     if hit_max:

@@ -38,6 +38,7 @@ from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop, classi
 from fleet_rlm.runtime.gate import TurnGate
 from fleet_rlm.runtime.lms import LMProvider, TurnLMs, as_provider
 from fleet_rlm.runtime.programs import ProgramRegistry
+from fleet_rlm.runtime.recording import recorder_for, turn_inputs
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.stages import execute_turn
 from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
@@ -102,6 +103,8 @@ class _Turn:
         self._last_usage = float("-inf")  # the first LM call reports usage at once; later ones every USAGE_EVERY_S
         self.meter = UsageMeter(on_call=self._on_call)
         self.started = time.monotonic()
+        settings = runtime.settings
+        self.recorder = recorder_for(sink, enabled=settings.recording_enabled, max_bytes=settings.recording_max_bytes)
 
     def _on_call(self, record: LMCallRecord) -> None:
         now = time.monotonic()
@@ -125,7 +128,9 @@ class _Turn:
         result = TurnResult(status="succeeded", execution_mode=request.options.execution_mode)
         scope: TurnScope | None = None
         try:
-            lms = TurnLMs(request.lm_provider or self.runtime.lm_provider, control, self.meter)
+            if self.recorder is not None:
+                self.recorder.deliver(turn_inputs(request))
+            lms = TurnLMs(request.lm_provider or self.runtime.lm_provider, control, self.meter, self.recorder)
             lms.require_root()
             root = prepare_workspace(settings.workspaces_dir, request.workspace_id)
             scope = TurnScope(
@@ -174,6 +179,8 @@ class _Turn:
 
     def _finish(self, result: TurnResult, control: TurnControl) -> TurnResult:
         emit, duration = self.emitter.emit, int((time.monotonic() - self.started) * 1000)
+        if self.recorder is not None:
+            self.recorder.done(result.status, result.answer)
         if result.status == "succeeded":
             emit(Final, answer=result.answer, fields=result.fields)
         if result.status == "failed" and result.error:

@@ -10,6 +10,7 @@ from fleet_rlm.store.models.optimize import (
     ProgramPromotion,
     ProgramVersion,
 )
+from fleet_rlm.store.models.recordings import LMBlob, LMRecording, ReplaySet, RunRecording
 from fleet_rlm.store.models.runs import RATINGS, RUN_STATUSES, TERMINAL_STATUSES, Run, RunEvent, TraceFeedback
 
 __all__ = [
@@ -23,13 +24,17 @@ __all__ = [
     "Attachment",
     "ChatSession",
     "Dataset",
+    "LMBlob",
+    "LMRecording",
     "LlmProfile",
     "OptimizationRun",
     "ProgramPromotion",
     "ProgramVersion",
+    "ReplaySet",
     "RoleBinding",
     "Run",
     "RunEvent",
+    "RunRecording",
     "TraceFeedback",
     "Turn",
     "User",

@@ -1,0 +1,226 @@
+"""Serve a recorded run's LM responses by request hash: the LMs of a replay, which never touch the network.
+
+A `ReplayBook` holds the recorded exchanges; each role's `ReplayLM` renders its request exactly as
+`RecordingLM` did, hashes it and takes the next unused exchange with that hash. Matching by hash, not by
+position, is what makes concurrent calls (llm_query_batched, parallel children) replayable in any order;
+identical requests are served in recorded order. A request the recording does not hold is the divergence:
+the book keeps the first one (with the closest recorded request and a unified diff of the messages), cancels
+the turn and the call fails. Usage recorded with each exchange is reported again, so budgets behave alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+from dspy.utils.callback import with_callbacks
+
+from fleet_rlm.runtime.contracts import CancelToken
+from fleet_rlm.runtime.recording import LMExchange, canonical_request, request_hash
+
+MAX_DIFF_LINES = 400
+MAX_CANDIDATES = 64
+
+
+class ReplayDiverged(RuntimeError):
+    """The replay asked for a request the recording does not hold."""
+
+
+class ReplayedError(RuntimeError):
+    """The recorded call failed; the replay fails it the same way."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    reason: str  # "unrecorded_request" | "not_stored" | "missing_calls"
+    role: str
+    index: int  # the replay's n-th LM call (1-based); for missing_calls, how many it made
+    role_index: int  # the n-th call of this role in the replay
+    recorded_seq: int | None  # the closest recorded exchange
+    recorded_role: str | None
+    request_hash: str | None
+    diff: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def message_lines(request: dict[str, Any] | None) -> list[str]:
+    """The request's messages as readable lines (one header per message), then its parameters."""
+    if request is None:
+        return ["(request not stored: the recording was over recording_max_bytes)"]
+    lines: list[str] = [f"model: {request.get('model')}"]
+    for i, message in enumerate(request.get("messages") or []):
+        role = message.get("role", "?") if isinstance(message, dict) else "?"
+        content = message.get("content", message) if isinstance(message, dict) else message
+        lines.append(f"--- message {i} ({role}) ---")
+        text = content if isinstance(content, str) else repr(content)
+        lines.extend(text.splitlines() or [""])
+    params = request.get("params") or {}
+    if params:
+        lines.append("--- params ---")
+        lines.extend(f"{k}: {params[k]!r}" for k in sorted(params))
+    return lines
+
+
+def unified(recorded: dict[str, Any] | None, replayed: dict[str, Any] | None, *, seq: int | None) -> str:
+    diff = list(
+        difflib.unified_diff(
+            message_lines(recorded),
+            message_lines(replayed),
+            fromfile=f"recorded #{seq}" if seq else "recorded",
+            tofile="replayed",
+            lineterm="",
+            n=2,
+        )
+    )
+    if len(diff) > MAX_DIFF_LINES:
+        diff = [*diff[:MAX_DIFF_LINES], f"... ({len(diff) - MAX_DIFF_LINES} more diff lines)"]
+    return "\n".join(diff)
+
+
+class ReplayBook:
+    """The recorded exchanges of one run, consumed by hash; thread-safe."""
+
+    def __init__(self, exchanges: Iterable[LMExchange], cancel: CancelToken) -> None:
+        self.exchanges = sorted(exchanges, key=lambda e: e.seq)
+        self.cancel = cancel
+        self._lock = threading.Lock()
+        self._by_hash: dict[str, deque[LMExchange]] = {}
+        for exchange in self.exchanges:
+            self._by_hash.setdefault(exchange.request_hash, deque()).append(exchange)
+        self._used: set[int] = set()
+        self._per_role: dict[str, int] = {}
+        self.calls = 0
+        self.divergence: Divergence | None = None
+
+    def models(self) -> dict[str, str]:
+        """role -> the model it was recorded with (a replay LM speaks as that model)."""
+        out: dict[str, str] = {}
+        for exchange in self.exchanges:
+            if exchange.request is not None:
+                out.setdefault(exchange.role, str(exchange.request.get("model", "")))
+        return out
+
+    def serve(self, role: str, request: dict[str, Any]) -> LMExchange:
+        digest = request_hash(request)
+        with self._lock:
+            self.calls += 1
+            index = self.calls
+            role_index = self._per_role[role] = self._per_role.get(role, 0) + 1
+            queue = self._by_hash.get(digest)
+            exchange = queue.popleft() if queue else None
+            if exchange is not None:
+                self._used.add(exchange.seq)
+                if exchange.response is not None or exchange.error is not None:
+                    return exchange
+                divergence = Divergence("not_stored", role, index, role_index, exchange.seq, exchange.role, digest, "")
+            else:
+                nearest = self._nearest(role, request)
+                divergence = Divergence(
+                    "unrecorded_request",
+                    role,
+                    index,
+                    role_index,
+                    nearest.seq if nearest else None,
+                    nearest.role if nearest else None,
+                    digest,
+                    unified(nearest.request if nearest else None, request, seq=nearest.seq if nearest else None),
+                )
+            first = self.divergence is None
+            if first:
+                self.divergence = divergence
+        if first:
+            self.cancel.cancel(f"replay diverged at LM call {index} ({role})")
+        raise ReplayDiverged(f"LM call {index} ({role}) is not in the recording")
+
+    def _nearest(self, role: str, request: dict[str, Any]) -> LMExchange | None:
+        """The unused recorded request of this role most like `request` (any unused one, else any at all)."""
+        unused = [e for e in self.exchanges if e.seq not in self._used and e.request is not None]
+        pool = [e for e in unused if e.role == role] or unused or [e for e in self.exchanges if e.request]
+        if not pool:
+            return None
+        target = "\n".join(message_lines(request))
+
+        def score(exchange: LMExchange) -> float:
+            return difflib.SequenceMatcher(None, "\n".join(message_lines(exchange.request)), target).quick_ratio()
+
+        return max(pool[:MAX_CANDIDATES], key=score)
+
+    def finish(self) -> Divergence | None:
+        """The first divergence; or, when the replay made fewer calls than the run, the first one it skipped."""
+        with self._lock:
+            if self.divergence is not None:
+                return self.divergence
+            missing = [e for e in self.exchanges if e.seq not in self._used]
+            if not missing:
+                return None
+            first = missing[0]
+            self.divergence = Divergence(
+                "missing_calls",
+                first.role,
+                self.calls,
+                self._per_role.get(first.role, 0),
+                first.seq,
+                first.role,
+                first.request_hash,
+                f"the replay ended after {self.calls} LM calls; the run made {len(self.exchanges)} "
+                f"({len(missing)} never requested, first: #{first.seq} {first.role})",
+            )
+            return self.divergence
+
+
+class ReplayLM(dspy.BaseLM):
+    """A BaseLM answering from a ReplayBook (callbacks fire as for a real LM; usage is the recorded one)."""
+
+    def __init__(self, book: ReplayBook, role: str, model: str, kwargs: dict[str, Any] | None = None) -> None:
+        super().__init__(model=model, cache=False, num_retries=0)
+        self.kwargs = dict(kwargs or {})
+        self.book = book
+        self.role = role
+
+    @with_callbacks
+    def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        exchange = self.book.serve(self.role, canonical_request(self, prompt, messages, kwargs))
+        if exchange.error is not None:
+            raise ReplayedError(exchange.error)
+        response = exchange.response or {}
+        tracker = dspy.settings.get("usage_tracker")
+        if tracker is not None and response.get("usage"):
+            tracker.add_usage(self.model, dict(response["usage"]))
+        return copy.deepcopy(response.get("outputs"))
+
+    async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
+        return self(prompt, messages=messages, **kwargs)
+
+    def copy(self, **kwargs: Any) -> ReplayLM:
+        clone = ReplayLM(self.book, self.role, self.model, {**self.kwargs, **kwargs})
+        clone.callbacks = list(self.callbacks)
+        return clone
+
+
+def replay_provider(book: ReplayBook, params: dict[str, dict[str, Any]] | None = None) -> Any:
+    """role -> ReplayLM speaking as the recorded model, with the recorded generation parameters."""
+    models = book.models()
+    fallback = next(iter(models.values()), "replay/unknown")
+    recorded = params if params is not None else _params_by_role(book)
+
+    def provide(role: str) -> dspy.BaseLM:
+        return ReplayLM(book, role, models.get(role, fallback), recorded.get(role))
+
+    return provide
+
+
+def _params_by_role(book: ReplayBook) -> dict[str, dict[str, Any]]:
+    """The LM-level parameters (temperature, max_tokens...) each role was recorded with, so the replayed
+    requests render the same parameters."""
+    out: dict[str, dict[str, Any]] = {}
+    for exchange in book.exchanges:
+        out.setdefault(exchange.role, dict(exchange.lm_params))
+    return out

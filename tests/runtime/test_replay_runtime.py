@@ -1,0 +1,122 @@
+"""Record an rlm turn (sub-LM batch, parallel children) through its sink, then replay it with the LM server
+stopped: identical with the same programs, the first divergent request with another instruction text."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.runtime.contracts import CancelToken, TurnRequest
+from fleet_rlm.runtime.programs import RLM_TASK, BuiltinPrograms, ProgramSpec
+from fleet_rlm.runtime.recording import LMExchange, RecordingDone, TurnInputs, request_from_inputs
+from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
+from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
+from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
+from fleet_rlm.testing.fake_lm_server import FakeLMServer
+from tests.runtime.conftest import ListSink, make_request
+from tests.runtime.test_recursion import child_rule
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+
+
+class RecordingSink(ListSink):
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list[Any] = []
+        self._items_lock = threading.Lock()
+
+    def record(self, item: Any) -> None:
+        with self._items_lock:
+            self.items.append(item)
+
+    def exchanges(self) -> list[LMExchange]:
+        return [i for i in self.items if isinstance(i, LMExchange)]
+
+
+class OtherTask(BuiltinPrograms):
+    def get(self, module: str, version: str | None = None) -> ProgramSpec | None:
+        if module == RLM_TASK and version == "v2":
+            return ProgramSpec(module, "v2", "Solve the task. Be terse.")
+        return super().get(module, None if version == "v2" else version)
+
+
+def record_run(settings: Settings) -> tuple[RecordingSink, Any]:
+    with FakeLMServer() as lm:
+        lm.add_rule(child_rule(grandchild=False))
+        lm.add_rule(sub_lm_rule(lambda prompt: f"echo:{prompt[-5:]}"))
+        lm.push(
+            rlm_step("Ask sub-LMs.", "res = llm_query_batched(['one', 'two', 'three'])\nprint(res)"),
+            rlm_step("Delegate.", "kids = rlm_query_batched(['child task 0', 'child task 1'])\nprint(kids)"),
+            rlm_submit(answer="done"),
+        )
+        runtime = TurnRuntime(settings, lm_provider={"root": lm.dspy_lm(api_key=SECRET)})
+        try:
+            sink = RecordingSink()
+            result = runtime.run_turn(make_request(settings, "record me", batch_concurrency=3), sink, CancelToken())
+        finally:
+            runtime.shutdown()
+        assert result.status == "succeeded" and result.answer == "done", result
+        assert len(lm.requests) == len(sink.exchanges())
+    return sink, result
+
+
+def replay(settings: Settings, sink: RecordingSink, **request_fields: Any) -> tuple[ReplayBook, Any]:
+    cancel = CancelToken()
+    book = ReplayBook(sink.exchanges(), cancel)
+    (inputs,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
+    runtime = TurnRuntime(settings, lm_provider=replay_provider(book), programs=OtherTask())
+    fields: dict[str, Any] = {
+        "run_id": uuid.uuid4().hex,
+        "session_id": "replay-" + uuid.uuid4().hex[:8],
+        "user_id": "u1",
+        "workspace_id": "replay-" + uuid.uuid4().hex[:8],
+        "workspace_dir": settings.workspaces_dir / "replay",
+    }
+    request: TurnRequest = request_from_inputs(inputs, **fields)
+    if request_fields:
+        from dataclasses import replace
+
+        request = replace(request, **request_fields)
+    try:
+        result = runtime.run_turn(request, ListSink(), cancel)
+    finally:
+        runtime.shutdown()
+    return book, result
+
+
+def test_recorded_rlm_run_replays_identically_offline(settings: Settings) -> None:
+    sink, recorded = record_run(settings)  # the fake LM server is stopped when this returns
+    exchanges = sink.exchanges()
+    roles = [e.role for e in exchanges]
+    assert roles.count("sub") == 3 and roles.count("delegate") >= 2 and roles.count("root") == 3
+    children = {f"child:{s.child_id}" for s in sink.of("child_start")}
+    assert len(children) == 2 and {e.actor for e in exchanges if e.role == "delegate"} == children
+    assert {e.actor for e in exchanges if e.role != "delegate"} == {"root"}
+    assert len({e.seq for e in exchanges}) == len(exchanges)
+    done = [i for i in sink.items if isinstance(i, RecordingDone)]
+    assert done and done[0].calls == len(exchanges) and not done[0].truncated and done[0].answer == "done"
+    dumped = repr(sink.items)
+    assert SECRET not in dumped and "api_key" not in dumped and "api_base" not in dumped
+
+    book, result = replay(settings, sink)
+    assert book.finish() is None, book.divergence
+    assert result.status == "succeeded" and result.answer == recorded.answer
+    assert book.calls == len(exchanges)
+    assert result.usage["lm_calls"] == recorded.usage["lm_calls"]
+
+
+def test_changed_program_version_reports_first_divergent_request(settings: Settings) -> None:
+    sink, _recorded = record_run(settings)
+    book, result = replay(settings, sink, program_versions={RLM_TASK: "v2"})
+    divergence = book.finish()
+    assert divergence is not None and divergence.reason == "unrecorded_request"
+    assert divergence.role == "root" and divergence.index == 1 and divergence.role_index == 1
+    assert divergence.recorded_seq == 1
+    lines = divergence.diff.splitlines()
+    assert lines[:2] == ["--- recorded #1", "+++ replayed"]
+    assert any(line.startswith("+") and "Solve the task. Be terse." in line for line in lines)
+    assert any(line.startswith("-") and "Complete the user's task." in line for line in lines)
+    assert result.status == "cancelled"

@@ -1,0 +1,81 @@
+"""Recordings: exchanges round-trip with their bodies, bodies are stored once per hash, runs cascade, unreferenced
+blobs prune, replay sets are per user and replaceable."""
+
+from __future__ import annotations
+
+from sqlalchemy import func
+from sqlmodel import select
+
+from fleet_rlm.store import Database
+from fleet_rlm.store.models import LMBlob
+from fleet_rlm.store.repos import recordings, runs, sessions, users
+from fleet_rlm.store.repos.recordings import NewExchange
+
+REQUEST = {"model": "openai/m", "messages": [{"role": "user", "content": "hi"}], "params": {}}
+
+
+def exchange(seq: int, *, response: object = None, truncated: bool = False) -> NewExchange:
+    return NewExchange(
+        seq=seq,
+        role="sub",
+        actor="root",
+        depth=0,
+        request_hash="a" * 64,
+        request=None if truncated else REQUEST,
+        response=None if truncated else (response or {"outputs": ["hello"], "usage": {"prompt_tokens": 3}}),
+        truncated=truncated,
+        lm_params={"temperature": 0.0},
+    )
+
+
+async def blob_count(db: Database) -> int:
+    async with db.session() as s:
+        return int((await s.execute(select(func.count()).select_from(LMBlob))).scalar_one())
+
+
+async def test_exchanges_round_trip_and_share_blobs(db: Database, run_id: str) -> None:
+    async with db.transaction() as s:
+        await recordings.save_inputs(s, run_id=run_id, inputs={"task": "t"})
+        await recordings.add_exchanges(s, run_id=run_id, exchanges=[exchange(1), exchange(2)])
+    async with db.transaction() as s:
+        await recordings.add_exchanges(s, run_id=run_id, exchanges=[exchange(3, truncated=True)])
+        await recordings.finish_recording(
+            s, run_id=run_id, calls=3, size=120, truncated=True, status="succeeded", answer="ok"
+        )
+    assert await blob_count(db) == 2  # one request body, one response body
+    async with db.session() as s:
+        stored = await recordings.list_exchanges(s, run_id=run_id)
+        recording = await recordings.get_recording(s, run_id=run_id)
+    assert [e.seq for e in stored] == [1, 2, 3]
+    assert stored[0].request == REQUEST and stored[0].response == {"outputs": ["hello"], "usage": {"prompt_tokens": 3}}
+    assert stored[0].lm_params == {"temperature": 0.0}
+    assert stored[2].truncated and stored[2].response is None
+    assert recording is not None and recording.inputs == {"task": "t"}
+    assert (recording.calls, recording.truncated, recording.answer) == (3, True, "ok")
+
+
+async def test_deleting_the_session_cascades_and_blobs_prune(db: Database, run_id: str) -> None:
+    async with db.transaction() as s:
+        await recordings.add_exchanges(s, run_id=run_id, exchanges=[exchange(1)])
+        run = await runs.get_run(s, run_id=run_id)
+        assert run is not None
+        await sessions.delete_session(s, user_id=run.user_id, session_id=run.session_id)
+    async with db.transaction() as s:
+        assert await recordings.list_exchanges(s, run_id=run_id) == []
+        assert await recordings.prune_blobs(s) == 2
+    assert await blob_count(db) == 0
+
+
+async def test_replay_sets_are_per_user(db: Database) -> None:
+    async with db.transaction() as s:
+        alice = await users.get_or_create_user(s, name="alice")
+        bob = await users.get_or_create_user(s, name="bob")
+        await recordings.save_set(s, user_id=alice.id, name="smoke", run_ids=["r1"])
+        await recordings.save_set(s, user_id=alice.id, name="smoke", run_ids=["r1", "r2"])
+    async with db.transaction() as s:
+        mine = await recordings.get_set(s, user_id=alice.id, name="smoke")
+        assert mine is not None and mine.run_ids == ["r1", "r2"]
+        assert await recordings.get_set(s, user_id=bob.id, name="smoke") is None
+        assert [r.name for r in await recordings.list_sets(s, user_id=alice.id)] == ["smoke"]
+        assert await recordings.delete_set(s, user_id=alice.id, name="smoke") is True
+        assert await recordings.list_sets(s, user_id=alice.id) == []
