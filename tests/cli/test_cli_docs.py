@@ -16,6 +16,7 @@ COMMANDS = [
     ["chat"],
     ["run"],
     ["doctor"],
+    ["mcp"],
     ["sessions"],
     ["sessions", "list"],
     ["sessions", "show"],

@@ -13,6 +13,7 @@ from fleet_rlm.api import spa
 from fleet_rlm.api.browser_guard import BrowserGuard
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
+from fleet_rlm.api.mcp_mount import MCP_PATH, McpMount
 from fleet_rlm.api.routes import (
     artifacts,
     attachments,
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         settings = load_settings(**overrides)
     elif overrides:
         settings = settings.model_copy(update=overrides)
+    mcp = McpMount()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -51,7 +53,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         database = await prepare_database(settings)
         app.state.database = database
         try:
-            async with turn_machinery(app, settings, database):
+            async with turn_machinery(app, settings, database), mcp.run():
                 yield
         finally:
             await database.dispose()
@@ -75,5 +77,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)
     app.include_router(ws_events.router)
+    # MCP over streamable HTTP: an ASGI app as the endpoint, which Starlette serves as is
+    app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)  # type: ignore[arg-type]
     app.include_router(spa.router)  # last: the web UI's catch-all /app/* must never shadow an API route
     return app

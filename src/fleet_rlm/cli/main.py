@@ -13,6 +13,7 @@ from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded, run_entry
 from fleet_rlm.cli.help_style import hide_flag_types
 from fleet_rlm.cli.local_cmd import local_server_app
+from fleet_rlm.cli.mcp import mcp
 from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.perf import perf
 from fleet_rlm.cli.profiles import profiles_app
@@ -98,6 +99,7 @@ def build_fleet_rlm_app() -> typer.Typer:
     app.command("web")(web)
     app.command("serve-api")(serve_api)
     app.command("doctor")(doctor)
+    app.command("mcp")(mcp)
     app.add_typer(sessions_app, name="sessions")
     app.add_typer(profiles_app, name="profiles")
     app.add_typer(auth_app, name="auth")
