@@ -17,7 +17,12 @@ from tests.sandbox.daytona.fixtures import (  # noqa: F401 - fixtures for the "d
 )
 
 BACKENDS = ["bubblewrap", "reduced", "daytona"]
-DAYTONA_MODULES = {"tests.sandbox.test_conformance", "tests.sandbox.test_cell_processes"}
+DAYTONA_MODULES = {
+    "tests.sandbox.test_conformance",
+    "tests.sandbox.test_cell_processes",
+    "tests.sandbox.test_values",
+    "tests.sandbox.test_flex",
+}
 needs_bwrap = pytest.mark.skipif(
     isolation_level() != "bubblewrap", reason="bubblewrap is not usable on this host (isolation: reduced)"
 )
@@ -36,23 +41,32 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 MakeInterpreter = Callable[..., SandboxInterpreter]
+MakeFactory = Callable[..., Any]
 
 
 @pytest.fixture
-def make_interpreter(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[MakeInterpreter]:
-    created: list[SandboxInterpreter] = []
+def make_factory(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> MakeFactory:
+    """The `interpreter_factory` of this test's backend (what dspy.RLM / dspy.Flex take)."""
 
-    def make(tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any) -> SandboxInterpreter:
+    def make(**options: Any) -> Any:
         options.setdefault("cell_timeout_s", 10.0)
         if backend == "daytona":  # one fake server per module; the workspace (volume subpath) is per test
             daytona = request.getfixturevalue("shared_daytona_backend")
             workspace = f"t-{tmp_path.name}"[:100]
-            factory: Any = interpreter_factory(
+            return interpreter_factory(
                 "daytona", data_dir=tmp_path / "data", daytona=daytona, workspace_id=workspace, **options
             )
-        else:
-            factory = interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
-        interp = factory()
+        return interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
+
+    return make
+
+
+@pytest.fixture
+def make_interpreter(make_factory: MakeFactory) -> Iterator[MakeInterpreter]:
+    created: list[SandboxInterpreter] = []
+
+    def make(tools: dict[str, Any] | None = None, output_fields: Any = None, **options: Any) -> SandboxInterpreter:
+        interp: SandboxInterpreter = make_factory(**options)()
         interp.tools.update(tools or {})
         interp.output_fields = output_fields
         created.append(interp)

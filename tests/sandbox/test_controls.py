@@ -41,9 +41,9 @@ def test_interrupt_stops_the_cell_and_keeps_state(make_interpreter: MakeInterpre
     with pytest.raises(CodeExecutionError, match="KeyboardInterrupt"):
         interp.execute("import time\nwhile True: time.sleep(0.01)")
     thread.join()
-    assert interp.execute("kept + 1") == "42"
+    assert interp.execute("kept + 1") == 42
     interp.interrupt()  # between cells: nothing to interrupt, nothing breaks
-    assert interp.execute("kept") == "41"
+    assert interp.execute("kept") == 41
 
 
 def test_kill_resets_the_sandbox(make_interpreter: MakeInterpreter) -> None:
@@ -62,8 +62,8 @@ def test_positional_guest_arguments_reach_keyword_only_tools(make_interpreter: M
         return [f"{query}-{i}" for i in range(limit)]
 
     interp = make_interpreter(tools={"search": _rlm_style(search)})
-    assert interp.execute("search('x', 3)") == "['x-0', 'x-1', 'x-2']"
-    assert interp.execute("search('y', limit=1)") == "['y-0']"
+    assert interp.execute("search('x', 3)") == ["x-0", "x-1", "x-2"]
+    assert interp.execute("search('y', limit=1)") == ["y-0"]
     with pytest.raises(CodeExecutionError, match="ToolError"):
         interp.execute("search('a', 1, 2)")
 

@@ -123,6 +123,7 @@ ALLOWED: dict[str, str] = {
     "sandbox/daytona/options.py": "reads the operator's CA bundle",
     # inside the sandbox: the guest's own view, not host code
     "sandbox/worker.py": "runs inside the sandbox",
+    "sandbox/worker_capture.py": "runs inside the sandbox",
     "sandbox/worker_lines.py": "runs inside the sandbox",
     "sandbox/worker_procs.py": "runs inside the sandbox (its own /proc)",
     # operator tools and test fakes: no workspace input

@@ -82,6 +82,7 @@ class TurnScope:
         options: dict[str, Any] = {
             "batch_concurrency": self.control.limits.batch_concurrency,
             "context_session": self.session_id,
+            "returns": "transcript",  # the model and the UI see a cell's prints and its last value together
         }
         if self.pool is not None:
             return interpreter_factory(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import InvalidInput
-from fleet_rlm.sandbox.interpreter import SandboxInterpreter, execution_instructions
+from fleet_rlm.sandbox.interpreter import Returns, SandboxInterpreter, execution_instructions
 from fleet_rlm.sandbox.launcher import resolve_isolation
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.pool import SandboxPool
@@ -29,8 +29,10 @@ class InterpreterFactory:
         session_id: str | None = None,
         workspace_id: str | None = None,
         context_session: str | None = None,
+        returns: Returns = "value",
     ) -> None:
         self.options = options
+        self.returns = returns
         self.pool = pool
         self.session_id = session_id
         self.context_session = context_session
@@ -46,6 +48,7 @@ class InterpreterFactory:
             session_id=self.session_id,
             workspace_id=self.workspace_id,
             context_session=self.context_session,
+            returns=self.returns,
         )
 
     def status(self) -> dict[str, Any]:
@@ -70,6 +73,7 @@ def interpreter_factory(
     session_id: str | None = None,
     workspace_id: str | None = None,
     context_session: str | None = None,
+    returns: Returns = "value",
     **options: Any,
 ) -> InterpreterFactory | DaytonaInterpreterFactory:
     """Build the factory `dspy.RLM(interpreter_factory=...)` takes.
@@ -78,7 +82,8 @@ def interpreter_factory(
     refuses without bubblewrap, cell_timeout_s, memory_mb, batch_concurrency, ...). `data_dir` or `settings`
     locate `<data_dir>/workspaces/<workspace_id>`; a `pool` makes leases warm and per-session.
     `context_session` is the session whose context documents the sandbox sees read-only (default:
-    `session_id`; a nested child passes its parent's session with `session_id=None`).
+    `session_id`; a nested child passes its parent's session with `session_id=None`). `returns` is what
+    `execute` gives back: "value" (dspy's contract) or "transcript" (prints and the last value's repr as text).
     backend="daytona" takes the same arguments plus `daytona=` and `reuse=` (see `sandbox.daytona`).
     """
     if backend == "daytona":
@@ -91,6 +96,7 @@ def interpreter_factory(
             session_id=session_id,
             workspace_id=workspace_id,
             context_session=context_session,
+            returns=returns,
             **options,
         )
     if backend != "local":
@@ -108,5 +114,10 @@ def interpreter_factory(
     else:
         resolved = SandboxOptions.from_settings(Settings(), **options)
     return InterpreterFactory(
-        resolved, pool=pool, session_id=session_id, workspace_id=workspace_id, context_session=context_session
+        resolved,
+        pool=pool,
+        session_id=session_id,
+        workspace_id=workspace_id,
+        context_session=context_session,
+        returns=returns,
     )

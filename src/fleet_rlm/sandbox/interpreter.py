@@ -5,16 +5,23 @@ model); invalid syntax -> `SyntaxError`; a sandbox broken beyond repair -> `Code
 A worker that dies mid-session (killed after a timeout, `os._exit`, CPU limit) is replaced and the model is
 told through a `CodeExecutionError` that its REPL state was reset; only after `max_resets` is it terminal.
 The dspy facade (installed by RLM through `execute`) is replayed into a replacement worker.
+
+Results follow dspy's contract (`returns="value"`): a cell whose last expression is JSON returns that value
+(`execute("1+1") == 2`, as `dspy.LocalInterpreter`; what it printed is then dropped, as there); any other cell
+returns its text: what it printed, then the repr of a non-JSON last value. `returns="transcript"` always gives
+that text, as a REPL shows it (the RLM turns show the model both its prints and the value).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import json
 import keyword
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError, FinalOutput
 from dspy.utils.callback import BaseCallback, with_callbacks
@@ -28,6 +35,7 @@ from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
 if TYPE_CHECKING:
     from fleet_rlm.sandbox.pool import SandboxPool
 
+Returns = Literal["value", "transcript"]
 RESERVED = frozenset({"SUBMIT", "__builtins__", "ToolError", "WORKSPACE_ROOT", "CONTEXT_DIR"})
 FACADE_TOKEN_VAR = "__dspy_host_token"  # dspy.primitives.facade.HOST_TOKEN_VAR: marks the facade install
 
@@ -74,11 +82,13 @@ class SandboxInterpreter:
         workspace_id: str | None = None,
         context_session: str | None = None,
         callbacks: list[BaseCallback] | None = None,
+        returns: Returns = "value",
     ) -> None:
         self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
         self.output_fields = output_fields
         self.options = options
         self.callbacks = list(callbacks or [])
+        self.returns = returns
         self.workspace_id = workspace_id or options.workspace_id
         self._pool = pool
         self._session_id = session_id
@@ -263,12 +273,10 @@ class SandboxInterpreter:
     def _to_dspy(self, result: CellResult) -> Any:
         header = result.header
         if result.kind == "ok":
-            text = result.output
-            value = header.get("repr")
-            if value is not None:
-                text = f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{value}"
-            text = text.rstrip("\n")
-            return text or None
+            if self.returns == "value" and isinstance(header.get("json"), str):
+                with contextlib.suppress(ValueError):
+                    return json.loads(header["json"])
+            return transcript(result.output, header.get("repr"))
         if result.kind == "final":
             return FinalOutput(header.get("value"))
         if result.kind == "syntax":
@@ -287,6 +295,14 @@ class SandboxInterpreter:
             )
         output = result.output.rstrip("\n")
         raise CodeExecutionError(f"{output}\n{error}" if output else error)
+
+
+def transcript(output: str, value_repr: Any) -> str | None:
+    """A cell as a REPL shows it: what it printed, then the repr of its last expression (None when empty)."""
+    text = output
+    if value_repr is not None:
+        text = f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{value_repr}"
+    return text.rstrip("\n") or None
 
 
 def new_session_id() -> str:

@@ -10,8 +10,6 @@ fds; the host treats every frame as untrusted and a malformed one ends the sandb
 
 import ast
 import builtins
-import contextlib
-import fcntl
 import functools
 import importlib
 import inspect
@@ -21,17 +19,35 @@ import json
 import linecache
 import os
 import queue
-import select
 import signal
 import struct
 import sys
 import threading
 import traceback
 
+
+def _sibling(name):
+    """A stdlib-only module shipped next to this file (bound, uploaded or baked with it)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(here)
+
+
+_capture = _sibling("worker_capture")
+Capture, hide_fd, reopen_std_fds, text_stream = (
+    _capture.Capture,
+    _capture.hide_fd,
+    _capture.reopen_std_fds,
+    _capture.text_stream,
+)
+
 PREFIX = struct.Struct(">II")
 MAX_FRAME = 1 << 31
-HIGH_FD = 300
 CELL_PREFIX = "<cell "
+VALUE_MAX_CHARS = 4_000_000  # a last-expression value larger than this as JSON crosses as its repr text only
 
 
 class Submission(BaseException):
@@ -44,13 +60,6 @@ class Submission(BaseException):
 
 class ToolError(RuntimeError):
     """A host tool (llm_query, a registered tool) raised; the message names the host exception."""
-
-
-def _hide_fd(fd, floor=HIGH_FD):
-    """Move a protocol fd to a high close-on-exec number so children and fd 0-2 reuse never see it."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
-    os.close(fd)
-    return high
 
 
 class Channel:
@@ -87,110 +96,6 @@ class Channel:
             raise ValueError("bad frame length")
         header = json.loads(bytes(self._read_exact(header_len)).decode("utf-8"))
         return header, self._read_exact(body_len) if body_len else bytearray()
-
-
-class Capture:
-    """Captures fd 1/2 (and sys.stdout/sys.stderr) of each cell; keeps head + tail only.
-
-    One non-blocking pipe, drain thread and stream pair serve all cells (per cell they cost ~0.5 ms). Reads
-    happen under the lock, so at a cell's end the main thread takes the rest itself, with no thread switch.
-    Between cells fds 1/2 are /dev/null (stray output is dropped); fds a cell closed are made again."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.fds, self.thread, self.streams = (-1, -1), threading.Thread(target=int), (None, None)
-        self.active = False
-
-    def start(self, limit):
-        _reopen_std_fds()  # a cell may have closed 0-2; the pipe must not land on them
-        try:
-            for fd in self.fds:
-                os.fstat(fd)
-            if not self.thread.is_alive():
-                raise OSError("the capture thread ended")
-        except OSError:
-            self.fds = tuple(_hide_fd(fd, HIGH_FD + 10) for fd in os.pipe())
-            os.set_blocking(self.fds[0], False)
-            self.thread = threading.Thread(target=self._drain, args=(self.fds[0],), daemon=True)
-            self.thread.start()
-        with self.lock:
-            self.head_max, self.tail_max = max(limit // 2, 1), max(limit - max(limit // 2, 1), 1)
-            self.head, self.tail, self.total, self.active = bytearray(), bytearray(), 0, True
-        _flush_std()
-        os.dup2(self.fds[1], 1)
-        os.dup2(self.fds[1], 2)
-        if any(stream is None or stream.closed for stream in self.streams):
-            self.streams = (_text_stream(1), _text_stream(2))
-        sys.stdout, sys.stderr = self.streams
-        return self
-
-    def _drain(self, read_fd):
-        poller = select.poll()
-        poller.register(read_fd, select.POLLIN)
-        gone = select.POLLERR | select.POLLNVAL
-        while read_fd == self.fds[0] and not any(mask & gone for _, mask in poller.poll()):
-            with self.lock:
-                if not self._take(read_fd):
-                    return
-
-    def _take(self, read_fd):
-        """Store what the pipe holds now (caller holds the lock); False once the pipe is gone."""
-        while True:
-            try:
-                chunk = os.read(read_fd, 65536)
-            except BlockingIOError:
-                return True
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            if not self.active:
-                continue
-            self.total += len(chunk)
-            room = self.head_max - len(self.head)
-            self.head += chunk[: max(room, 0)]
-            self.tail += chunk[max(room, 0) :]
-            if len(self.tail) > 2 * self.tail_max:
-                del self.tail[: len(self.tail) - self.tail_max]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _flush_std()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-        with self.lock:  # everything the cell wrote before the dup2 is in the pipe or already stored
-            self._take(self.fds[0])
-            self.active = False
-        return False
-
-    def text(self):
-        tail = bytes(self.tail[-self.tail_max :])
-        omitted = max(self.total - len(self.head) - len(tail), 0)
-        marker = f"\n... [{omitted} bytes of output omitted] ...\n" if omitted else ""
-        return self.head.decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace"), omitted
-
-
-def _reopen_std_fds():
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:  # 0..fd-1 are open, so the lowest free descriptor is fd itself
-            os.open(os.devnull, os.O_RDWR)
-
-
-def _text_stream(fd):
-    raw = io.FileIO(fd, "w", closefd=False)
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
-
-
-def _flush_std():
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
 
 
 def _filter_tb(tbe):
@@ -376,6 +281,11 @@ class Worker:
             finally:
                 with self.cell_lock:
                     self.cell_active = False
+        return self._report(result, capture)
+
+    def _report(self, result, capture):
+        """The `done` frame of a finished cell: the one place its report is built (kind, error or value fields
+        from `run_cell`, then what it printed). Add further per-cell facts here."""
         result["output"], result["omitted"] = capture.text()
         return result
 
@@ -390,7 +300,7 @@ class Worker:
         if last is None:
             return {"kind": "ok"}
         value = eval(compile(ast.Expression(last.value), filename, "eval"), self.namespace)
-        return {"kind": "ok", "repr": None if value is None else _safe_repr(value)}
+        return {"kind": "ok", **last_value(value)}
 
     def serve(self):
         threading.Thread(target=self.read_loop, name="fleet-worker-reader", daemon=True).start()
@@ -417,6 +327,21 @@ class Worker:
                 continue
 
 
+def last_value(value):
+    """What the host gets of a cell's last expression: always its repr text (the REPL transcript), and the value
+    itself, JSON-encoded, when it is JSON (dspy's `CodeInterpreter.execute` returns it). None gives nothing."""
+    if value is None:
+        return {}
+    fields = {"repr": _safe_repr(value)}
+    try:  # encoded now, so guest threads mutating the value later cannot break the `done` frame
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except Exception:  # not JSON (or a hostile container): the repr is all that crosses
+        return fields
+    if len(encoded) <= VALUE_MAX_CHARS:
+        fields["json"] = encoded
+    return fields
+
+
 def _safe_repr(value):
     try:
         text = repr(value)
@@ -429,16 +354,6 @@ def _workspace_names(root, context=None):
     subs = ("memory", "artifacts", "buffers", "meta")
     names = {"WORKSPACE_ROOT": root, **{f"{sub.upper()}_DIR": os.path.join(root, sub) for sub in subs}}
     return {**names, "CONTEXT_DIR": context} if context else names
-
-
-def _sibling(name):
-    """A stdlib-only module shipped next to this file (bound, uploaded or baked with it)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(here)
 
 
 def _drop_privileges(uid, gid):
@@ -472,12 +387,12 @@ def main(argv, channel_type=None):
     _apply_limits(opts["--limits"])
     if opts["--uid"] is not None and os.getuid() == 0:
         _drop_privileges(int(opts["--uid"]), int(opts["--gid"] or opts["--uid"]))
-    in_fd, out_fd = _hide_fd(int(opts["--in"])), _hide_fd(int(opts["--out"]))
+    in_fd, out_fd = hide_fd(int(opts["--in"])), hide_fd(int(opts["--out"]))
     for fd in (0, 1, 2):
         os.close(fd)
-    _reopen_std_fds()
+    reopen_std_fds()
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.stdout, sys.stderr = _text_stream(1), _text_stream(2)
+    sys.stdout, sys.stderr = text_stream(1), text_stream(2)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     workspace = opts["--workspace"] or os.environ.get("WORKSPACE_ROOT") or os.getcwd()
     if os.path.isdir(workspace):

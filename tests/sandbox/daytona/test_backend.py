@@ -11,6 +11,7 @@ from dspy.primitives.code_interpreter import CodeInterpreterError
 
 from fleet_rlm.sandbox import interpreter_factory
 from fleet_rlm.sandbox.daytona import DaytonaBackend, DaytonaInterpreterFactory, worker_version
+from fleet_rlm.sandbox.daytona.options import WORKER_FILES
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer
 from tests.sandbox.daytona.fixtures import daytona_options
 
@@ -132,7 +133,7 @@ def test_worker_files_are_uploaded_once_per_sandbox(fake_daytona: FakeDaytonaSer
         assert (_creates(fake_daytona), _uploads(fake_daytona)) == (1, 1)
         (record,) = fake_daytona.state.sandboxes.values()
         uploaded = record.root / "home/daytona/.fleet-rlm" / worker_version()
-        assert sorted(p.name for p in uploaded.iterdir()) == ["worker.py", "worker_lines.py", "worker_procs.py"]
+        assert sorted(p.name for p in uploaded.iterdir()) == sorted(WORKER_FILES)
         first.shutdown()
         second.shutdown()
     finally:

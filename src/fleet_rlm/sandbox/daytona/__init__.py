@@ -34,6 +34,7 @@ from fleet_rlm.sandbox.daytona.client import DaytonaClient, DaytonaUnavailable
 from fleet_rlm.sandbox.daytona.interpreter import DaytonaInterpreter, DaytonaInterpreterFactory
 from fleet_rlm.sandbox.daytona.options import DaytonaOptions, worker_version
 from fleet_rlm.sandbox.daytona.status import daytona_status
+from fleet_rlm.sandbox.interpreter import Returns
 from fleet_rlm.sandbox.options import SandboxOptions
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def daytona_interpreter_factory(
     context_session: str | None = None,
     daytona: DaytonaOptions | DaytonaBackend | None = None,
     reuse: bool | None = None,
+    returns: Returns = "value",
     **options: Any,
 ) -> DaytonaInterpreterFactory:
     """Build the Daytona factory `dspy.RLM(interpreter_factory=...)` takes.
@@ -93,4 +95,5 @@ def daytona_interpreter_factory(
         workspace_id=workspace_id,
         context_session=context_session,
         reuse=reuse,
+        returns=returns,
     )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.sandbox.daytona.backend import DaytonaBackend
 from fleet_rlm.sandbox.daytona.status import daytona_status
-from fleet_rlm.sandbox.interpreter import SandboxInterpreter, context_instructions
+from fleet_rlm.sandbox.interpreter import Returns, SandboxInterpreter, context_instructions
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.roots import GUEST_ROOT, validate_workspace_id
 from fleet_rlm.sandbox.session import Spawn, WorkerSession
@@ -66,8 +66,10 @@ class DaytonaInterpreterFactory:
         role: str = "root",
         parent_id: str | None = None,
         reuse: bool | None = None,
+        returns: Returns = "value",
     ) -> None:
         self.options = options
+        self.returns = returns
         self.backend = backend
         self.pool = pool
         self.session_id = session_id
@@ -85,6 +87,7 @@ class DaytonaInterpreterFactory:
             workspace_id=self.workspace_id,
             context_session=self.context_session,
             spawn=self.spawn,
+            returns=self.returns,
         )
 
     def child(self, *, workspace_id: str | None = None, parent_id: str | None = None) -> DaytonaInterpreterFactory:
@@ -97,6 +100,7 @@ class DaytonaInterpreterFactory:
             role="child",
             parent_id=parent_id or self.session_id,
             reuse=False,
+            returns=self.returns,
         )
 
     def status(self) -> dict[str, Any]:
