@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from fleet_rlm.api import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.modules import list_modules
-from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
+from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, python_block
 from tests.api.isolation import assert_error, bearer, new_session, token_settings
 from tests.api.turn_helpers import final_answer, run_turn
 
@@ -224,3 +224,21 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_a_run_a_budget_stopped_is_partial(client: TestClient, app_settings: Settings, lm: FakeLMServer) -> None:
+    """An RLM turn that runs out of iterations succeeds with an extracted answer, recorded partial (run + event)."""
+    alice = bearer(app_settings, "alice")
+    never_submits = adapter_fields_rule(choose=lambda field, _: python_block("print(1)") if field == "code" else None)
+    lm.script.set_rules([never_submits])
+    body = {"content": "never done", "execution_mode": "rlm", "max_iters": 1}
+    run_id, events = run_turn(client, new_session(client, alice), body, "partial", alice)
+    assert final_answer(events) and events[-1]["outcome"] == "partial" and events[-1]["stop_reason"] == "max_iters"
+    run = client.get(f"/api/v1/runs/{run_id}", headers=alice).json()
+    assert (run["status"], run["outcome"], run["stop_reason"]) == ("succeeded", "partial", "max_iters")
+    lm.script.set_rules([adapter_fields_rule()])
+    body = {"content": "hi", "execution_mode": "direct"}
+    done_id, events = run_turn(client, new_session(client, alice), body, "complete", alice)
+    assert events[-1]["outcome"] == "complete"
+    done = client.get(f"/api/v1/runs/{done_id}", headers=alice).json()
+    assert (done["outcome"], done["stop_reason"]) == ("complete", None)

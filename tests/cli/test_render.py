@@ -125,6 +125,16 @@ def test_failed_and_cancelled_turns_say_so_and_keep_the_error() -> None:
     assert renderer.outcome.status == "cancelled" and not renderer.outcome.ok
 
 
+def test_partial_turns_say_which_budget_stopped_them() -> None:
+    events = [Final(**ENV, answer="so far"), TurnFinished(**ENV, outcome="partial", stop_reason="max_llm_calls")]
+    text, renderer = render(events, "compact")
+    assert "partial answer: the max_llm_calls budget stopped the turn early" in text
+    assert renderer.outcome.ok and renderer.outcome.to_json()["outcome"] == "partial"
+    assert renderer.outcome.to_json()["stop_reason"] == "max_llm_calls"
+    text, renderer = render(trace_events(), "compact")
+    assert "partial answer" not in text and renderer.outcome.to_json()["outcome"] == "complete"
+
+
 def test_child_answers_do_not_replace_the_root_answer() -> None:
     events = [Final(**CHILD, answer="child answer"), Final(**ENV, answer="root answer"), TurnFinished(**ENV)]
     _, renderer = render(events, "off")

@@ -19,6 +19,9 @@ def test_turn_timeout_interrupts_and_returns_partial(
     assert "Take forever." in result.answer
     (exhausted,) = sink.of("budget_exhausted")
     assert exhausted.budget == "turn_timeout_s" and exhausted.limit == 1.5
+    assert (result.outcome, result.stop_reason) == ("partial", "turn_timeout_s")
+    (finished,) = sink.of("turn_finished")
+    assert (finished.outcome, finished.stop_reason) == ("partial", "turn_timeout_s")
     assert_lifecycle(sink, "turn_finished")
 
 
@@ -44,5 +47,6 @@ def test_program_version_from_registry(settings: Settings, lm: FakeLMServer) -> 
     finally:
         runtime.shutdown()
     assert result.answer == "Ahoy" and result.program_version == "v7"
+    assert (result.outcome, result.stop_reason) == ("complete", None)
     assert (DIRECT, "v7") in registry.asked
     assert "Answer like a pirate." in lm.requests[0].system_text

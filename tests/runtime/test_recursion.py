@@ -114,6 +114,7 @@ def test_shared_llm_call_budget_stops_the_tree(runtime: TurnRuntime, settings: S
     result, sink = run(runtime, request)
     assert result.status == "succeeded" and result.fields["budget_exhausted"] == "max_llm_calls"
     assert result.answer.startswith("(Partial answer") and "Fan out." in result.answer
+    assert (result.outcome, result.stop_reason) == ("partial", "max_llm_calls")
     exhausted = sink.of("budget_exhausted")
     assert len(exhausted) == 1 and exhausted[0].budget == "max_llm_calls" and exhausted[0].limit == 3
     assert len(lm.requests) <= 3

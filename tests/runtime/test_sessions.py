@@ -85,6 +85,8 @@ def test_max_iters_ends_with_extracted_partial_answer(
     assert result.status == "succeeded" and result.answer == "best guess"
     (exhausted,) = sink.of("budget_exhausted")
     assert exhausted.budget == "max_iters" and exhausted.limit == 2 and exhausted.used == 2
+    assert (result.outcome, result.stop_reason) == ("partial", "max_iters")
+    assert sink.of("turn_finished")[0].outcome == "partial"
     assert_lifecycle(sink, "turn_finished")
 
 

@@ -80,17 +80,40 @@ async def test_status_lifecycle_stamps_times_and_refuses_leaving_terminal(db: Da
     assert stored is not None and stored.status == "succeeded" and stored.error is None
 
 
-async def test_interrupted_runs_can_be_requeued_and_failed_keeps_error(db: Database) -> None:
+async def test_interrupted_is_final_and_failed_keeps_error(db: Database) -> None:
+    """interrupted is final like succeeded/failed/cancelled: it never changes again and cannot be cancelled."""
     user_id, session_id = await _owner(db)
     async with db.transaction() as s:
         run, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        other, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
         await runs.set_run_status(s, run_id=run.id, status="running", owner="a")
-        await runs.set_run_status(s, run_id=run.id, status="interrupted")
-        requeued = await runs.set_run_status(s, run_id=run.id, status="queued")
-        assert requeued.owner is None and requeued.finished_at is None
-        await runs.set_run_status(s, run_id=run.id, status="running", owner="b")
-        failed = await runs.set_run_status(s, run_id=run.id, status="failed", error={"code": "lm_error"})
-    assert failed.error == {"code": "lm_error"}
+        interrupted = await runs.set_run_status(s, run_id=run.id, status="interrupted")
+        assert interrupted.finished_at is not None and interrupted.outcome is None
+        for target in ("queued", "running", "failed", "cancelled", "succeeded"):
+            with pytest.raises(InvalidTransitionError) as err:
+                await runs.set_run_status(s, run_id=run.id, status=target)
+            assert err.value.current == "interrupted"
+        assert await runs.request_cancel(s, run_id=run.id) is False
+        failed = await runs.set_run_status(s, run_id=other.id, status="failed", error={"code": "lm_error"})
+    assert failed.error == {"code": "lm_error"} and failed.outcome is None
+    async with db.session() as s:
+        assert [r.id for r in await runs.list_unfinished_runs(s)] == []
+        assert await runs.list_active_runs(s, user_id=user_id) == []
+
+
+async def test_succeeded_runs_record_complete_or_partial_outcome(db: Database) -> None:
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        whole, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        cut, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
+        for r in (whole, cut):
+            await runs.set_run_status(s, run_id=r.id, status="running")
+        await runs.set_run_status(s, run_id=whole.id, status="succeeded", stop_reason="ignored unless partial")
+        await runs.set_run_status(s, run_id=cut.id, status="succeeded", outcome="partial", stop_reason="max_llm_calls")
+    async with db.session() as s:
+        stored = {r.id: r for r in await runs.list_runs(s, session_id=session_id)}
+    assert (stored[whole.id].outcome, stored[whole.id].stop_reason) == ("complete", None)
+    assert (stored[cut.id].outcome, stored[cut.id].stop_reason) == ("partial", "max_llm_calls")
 
 
 async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:

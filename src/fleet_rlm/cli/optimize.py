@@ -23,9 +23,9 @@ from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.options import ServerOption
 from fleet_rlm.errors import FleetError
+from fleet_rlm.events.status import FINAL
 
 API = "/api/v1/optimization"
-TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 class RunByDefault(TyperGroup):
@@ -97,13 +97,13 @@ def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
                 bar.update(
                     handle, description=text, completed=p.get("metric_calls", 0), total=p.get("max_metric_calls")
                 )
-                if run["status"] in TERMINAL:
+                if run["status"] in FINAL:
                     return run
                 time.sleep(0.5)
         except KeyboardInterrupt:
             client.request("POST", f"{API}/runs/{run_id}/cancel")
             console.print("cancel requested; waiting for the run to stop")
-            while run["status"] not in TERMINAL:
+            while run["status"] not in FINAL:
                 time.sleep(0.5)
                 run = client.get_json(f"{API}/runs/{run_id}")
             return run

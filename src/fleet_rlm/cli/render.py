@@ -38,6 +38,8 @@ class TurnOutcome:
     run_id: str | None = None
     session_id: str | None = None
     duration_ms: int = 0
+    outcome: str | None = None  # complete | partial (a succeeded turn a budget stopped)
+    stop_reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -52,6 +54,8 @@ class TurnOutcome:
             "usage": self.usage,
             "error": self.error,
             "duration_ms": self.duration_ms,
+            "outcome": self.outcome,
+            "stop_reason": self.stop_reason,
         }
 
 
@@ -237,6 +241,10 @@ class TurnRenderer:
     # --- terminal events -----------------------------------------------------------------------------------
     def _on_turn_finished(self, event: Any) -> None:
         self._end("succeeded", event)
+        self.outcome.outcome, self.outcome.stop_reason = event.outcome, event.stop_reason
+        if event.outcome == "partial" and self._trace("compact"):
+            why = f"the {event.stop_reason} budget" if event.stop_reason else "a budget"
+            self.console.print(Text(f"◐ partial answer: {why} stopped the turn early", style="yellow"))
         if self.show_answer:
             self.console.print()
             self.console.print(Markdown(self.outcome.answer or "_(empty answer)_"))

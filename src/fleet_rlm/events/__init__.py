@@ -41,6 +41,7 @@ from fleet_rlm.events.results import (
     Usage,
     UsageTotals,
 )
+from fleet_rlm.events.status import RunOutcome, RunStatus
 from fleet_rlm.events.steps import (
     ChildEnd,
     ChildProgress,
@@ -96,6 +97,8 @@ __all__ = [
     "Reasoning",
     "RoleUsage",
     "RouteDecision",
+    "RunOutcome",
+    "RunStatus",
     "SandboxReset",
     "Status",
     "SubLMEnd",

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from fleet_rlm.events.base import EventBase
+from fleet_rlm.events.status import RunOutcome
 
 ExecutionMode = Literal["direct", "tools", "rlm"]
 ContextSource = Literal["file", "attachment", "text", "url", "repository", "workspace", "history", "other"]
@@ -26,11 +27,19 @@ class TurnStarted(EventBase):
 
 
 class TurnFinished(EventBase):
-    """The turn completed and produced its final answer (a `final` event precedes it)."""
+    """The turn completed and produced its final answer (a `final` event precedes it).
+
+    `partial` when a budget or the time limit stopped it: the answer was built from the work done so far."""
 
     type: Literal["turn_finished"] = "turn_finished"
     mode: ExecutionMode | None = Field(default=None, description="Mode that actually ran.")
     duration_ms: int = Field(default=0, ge=0, description="Wall-clock time of the turn.")
+    outcome: RunOutcome = Field(
+        default="complete", description="complete, or partial when a budget stopped the turn early."
+    )
+    stop_reason: str | None = Field(
+        default=None, description="The budget that stopped a partial turn, e.g. max_llm_calls or turn_timeout_s."
+    )
 
 
 class TurnFailed(EventBase):

@@ -17,7 +17,7 @@ from dspy.utils.callback import BaseCallback
 
 from fleet_rlm.events import Reasoning, ToolCall, ToolResult, preview
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.runtime.scope import Progress
+from fleet_rlm.runtime.progress import Progress
 
 SILENT_TOOLS = frozenset({"finish"})
 """ReAct's built-in `finish` is a control signal, not a tool the user cares about."""

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from fleet_rlm.config import ExecutionMode
+from fleet_rlm.events.status import RunOutcome
 
 if TYPE_CHECKING:
     from fleet_rlm.events import Event
 
 SourceKind = Literal["text", "file", "url", "repo", "path"]
 TurnStatus = Literal["succeeded", "failed", "cancelled"]
+"""The `events.status.RunStatus` values a turn itself can end in (the caller adds `interrupted`)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,10 @@ class TurnResult:
     execution_mode: ExecutionMode = "auto"
     program_version: str | None = None
     summary: str = ""
+    outcome: RunOutcome = "complete"
+    """partial when a budget or the time limit stopped the turn and its answer was built from its progress."""
+    stop_reason: str | None = None
+    """The budget that stopped a partial turn (max_iters, max_llm_calls, turn_timeout_s, max_tokens...)."""
 
 
 class EventSink(Protocol):

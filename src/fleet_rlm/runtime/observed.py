@@ -19,7 +19,7 @@ from dspy.primitives.facade import HOST_TOKEN_VAR
 from fleet_rlm.events import Code, Output, SandboxReset
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.runtime.scope import Progress
+from fleet_rlm.runtime.progress import Progress
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 
 RESET_MARKER = "[sandbox reset]"

@@ -151,6 +151,8 @@ class _Turn:
             result.answer, result.fields = outcome.answer, outcome.fields
             result.execution_mode = mode
             result.program_version = outcome.version
+            if outcome.hit_max_iters:  # the RLM ran out of iterations and extracted an answer from its trajectory
+                result.outcome, result.stop_reason = "partial", "max_iters"
         except CancelledStop as stop:
             result.status = "cancelled"
             result.error = {"code": "cancelled", "message": stop.reason}
@@ -158,6 +160,7 @@ class _Turn:
             self.emitter.emit(BudgetExhausted, budget=stop.budget, limit=stop.limit, used=stop.used)
             why = f"the {stop.budget} budget ({stop.limit:g}) was reached"
             result.answer = scope.progress.partial_answer(why) if scope else f"(No answer: {why}.)"
+            result.outcome, result.stop_reason = "partial", stop.budget
             result.fields = {"answer": result.answer, "budget_exhausted": stop.budget, "partial": True}
         except TurnStop as stop:  # pragma: no cover - every stop is one of the two above
             result.status, result.error = "cancelled", {"code": "cancelled", "message": str(stop)}
@@ -199,7 +202,7 @@ class _Turn:
         emit(Summary, text=result.summary)
         mode = result.execution_mode if result.execution_mode in ("direct", "tools", "rlm") else None
         if result.status == "succeeded":
-            emit(TurnFinished, mode=mode, duration_ms=duration)
+            emit(TurnFinished, mode=mode, duration_ms=duration, outcome=result.outcome, stop_reason=result.stop_reason)
         elif result.status == "cancelled":
             emit(TurnCancelled, reason=self.cancel.reason or "cancelled", duration_ms=duration)
         else:

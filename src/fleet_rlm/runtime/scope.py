@@ -1,9 +1,8 @@
-"""`TurnScope`: what every part of one turn shares (settings, budgets, LMs, sandbox access, programs) and a
-`Progress` note of the latest step, from which a partial answer is built when a budget stops the turn."""
+"""`TurnScope`: what every part of one turn shares (settings, budgets, LMs, sandbox access, programs, and the
+root's `Progress`, from which a partial answer is built when a budget stops the turn)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,37 +12,12 @@ from fleet_rlm.config import Settings
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.lms import TurnLMs
 from fleet_rlm.runtime.programs import DIRECT, RLM_TASK, TOOLS, ProgramRegistry, ProgramSpec, resolve_program
+from fleet_rlm.runtime.progress import Progress
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 from fleet_rlm.sandbox import SandboxPool, interpreter_factory
 from fleet_rlm.sandbox.context_view import ensure_session_context
 
 SKILL_MODULES = (RLM_TASK, DIRECT, TOOLS)
-
-
-class Progress:
-    """The root actor's latest reasoning and cell output (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.reasoning = ""
-        self.output = ""
-        self.answers: list[str] = []
-
-    def note(self, *, reasoning: str | None = None, output: str | None = None) -> None:
-        with self._lock:
-            if reasoning:
-                self.reasoning = reasoning
-            if output:
-                self.output = output
-
-    def partial_answer(self, why: str) -> str:
-        with self._lock:
-            parts = [f"(Partial answer: the turn stopped early because {why}.)"]
-            if self.reasoning:
-                parts.append(f"Last step: {self.reasoning.strip()}")
-            if self.output:
-                parts.append(f"Last output:\n{self.output.strip()[:4000]}")
-        return "\n\n".join(parts)
 
 
 @dataclass

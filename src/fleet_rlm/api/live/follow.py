@@ -13,12 +13,12 @@ from typing import Any
 from fleet_rlm.api.live.bus import LocalBus, Subscription
 from fleet_rlm.api.live.codec import row_to_json
 from fleet_rlm.events import TERMINAL_TYPES
+from fleet_rlm.events.status import FINAL
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.events import list_events
 
 PAGE = 500
-FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled", "interrupted"})
 
 
 async def _read_after(database: Database, run_id: str, after: int, session_id: str) -> list[dict[str, Any]]:
@@ -30,7 +30,7 @@ async def _read_after(database: Database, run_id: str, after: int, session_id: s
 async def _run_is_final(database: Database, run_id: str) -> bool:
     async with database.session() as session:
         run = await runs_repo.get_run(session, run_id=run_id)
-    return run is None or run.status in FINAL_STATUSES
+    return run is None or run.status in FINAL
 
 
 def _drain(subscription: Subscription) -> list[dict[str, Any]]:

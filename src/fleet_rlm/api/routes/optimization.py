@@ -35,6 +35,7 @@ from fleet_rlm.api.schemas.optimization import (
     VersionOut,
 )
 from fleet_rlm.errors import Conflict, InvalidInput, NotFound
+from fleet_rlm.events.status import FINAL
 from fleet_rlm.optimize.compare import compare_runs, markdown_report
 from fleet_rlm.optimize.datasets import load_dataset_text, validate_rows
 from fleet_rlm.optimize.feedback import FeedbackRecord, rows_from_feedback
@@ -47,7 +48,6 @@ from fleet_rlm.store.repos import programs as programs_repo
 
 router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
 NOT_FOUND: Responses = {404: {"description": "No such resource for this user."}}
-TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 def dataset_not_found(dataset_id: str) -> NotFound:
@@ -235,7 +235,7 @@ async def stream_run(user: CurrentUserDep, request: Request, run_id: str) -> Str
             if run.progress != last:
                 last = run.progress
                 yield {"type": "progress", "run_id": run.id, "status": run.status, "progress": run.progress}
-            if run.status in TERMINAL:
+            if run.status in FINAL:
                 yield {"type": "finished", "run": RunOut.model_validate(run).model_dump(mode="json")}
                 return
             await asyncio.sleep(0.5)

@@ -65,7 +65,7 @@ async def list_session_states(user: CurrentUserDep, database: DatabaseDep) -> Se
         active = await runs.list_active_runs(s, user_id=user.user_id)
         latest: dict[str, ActiveRun] = {}
         for run in active:  # newest first: keep the first seen per session
-            if run.session_id not in latest and run.status in ("queued", "running"):
+            if run.session_id not in latest:  # list_active_runs holds only ACTIVE runs
                 latest[run.session_id] = ActiveRun(id=run.id, status=run.status, created_at=run.created_at)
         items = []
         for session_id, active_run in latest.items():

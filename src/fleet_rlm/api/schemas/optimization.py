@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from fleet_rlm.api.schemas.common import In, Out
+from fleet_rlm.events.status import RunStatus
 
 
 class ModuleOut(BaseModel):
@@ -64,7 +65,9 @@ class RunOut(Out):
     id: str
     module: str
     dataset_id: str | None
-    status: str = Field(description="queued, running, succeeded, failed, cancelled or interrupted.")
+    status: RunStatus = Field(
+        description="queued or running (active); succeeded, failed, cancelled or interrupted (final)."
+    )
     config: dict[str, Any]
     progress: dict[str, Any] = Field(
         description="phase, iteration, metric_calls, max_metric_calls, best_score, baseline_score, evaluated, total."

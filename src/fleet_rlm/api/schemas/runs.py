@@ -8,13 +8,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from fleet_rlm.api.schemas.common import In, Out
+from fleet_rlm.events.status import RunOutcome, RunStatus
 
 
 class RunOut(Out):
     id: str
     session_id: str
     turn_id: str | None
-    status: str = Field(description="queued, running, succeeded, failed, cancelled or interrupted.")
+    status: RunStatus = Field(
+        description="queued or running (active); succeeded, failed, cancelled or interrupted (final)."
+    )
+    outcome: RunOutcome | None = Field(
+        default=None,
+        description="Of a succeeded run: complete, or partial when a budget or the time limit stopped it early.",
+    )
+    stop_reason: str | None = Field(
+        default=None, description="The budget that stopped a partial run, e.g. max_llm_calls or turn_timeout_s."
+    )
     execution_mode: str
     program_version: str | None
     budgets: dict[str, Any]

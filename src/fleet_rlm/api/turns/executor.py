@@ -100,7 +100,13 @@ async def _commit(
             if run.turn_id and result.answer:
                 await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
             finished = await runs_repo.set_run_status(
-                session, run_id=run.id, status=status, error=result.error, usage=result.usage or None
+                session,
+                run_id=run.id,
+                status=status,
+                error=result.error,
+                usage=result.usage or None,
+                outcome=result.outcome,
+                stop_reason=result.stop_reason,
             )
             if result.program_version:  # the program version the turn ran (promoted optimizations show here)
                 finished.program_version = result.program_version

@@ -19,6 +19,7 @@ from fleet_rlm.api.runtime_prefs import user_turn_settings
 from fleet_rlm.api.turns.inputs import TurnInput
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
+from fleet_rlm.events.status import ACTIVE
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
@@ -27,7 +28,6 @@ from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
-ACTIVE = ("queued", "running")
 SHUTDOWN_REASON = "the server stopped before the turn finished"
 STOP_WAIT_S = 10.0  # how long a cancelled turn gets to wind down during shutdown
 

@@ -4,22 +4,19 @@ from fleet_rlm.store.base import metadata
 from fleet_rlm.store.models.chat import ATTACHMENT_KINDS, Artifact, Attachment, ChatSession, Turn
 from fleet_rlm.store.models.identity import ROLES, LlmProfile, RoleBinding, User, Workspace, WsTicket
 from fleet_rlm.store.models.optimize import (
-    OPTIMIZATION_STATUSES,
     Dataset,
     OptimizationRun,
     ProgramPromotion,
     ProgramVersion,
 )
 from fleet_rlm.store.models.recordings import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.models.runs import RATINGS, RUN_STATUSES, TERMINAL_STATUSES, Run, RunEvent, TraceFeedback
+from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, Run, RunEvent, TraceFeedback
 
 __all__ = [
     "ATTACHMENT_KINDS",
-    "OPTIMIZATION_STATUSES",
+    "OUTCOMES",
     "RATINGS",
     "ROLES",
-    "RUN_STATUSES",
-    "TERMINAL_STATUSES",
     "Artifact",
     "Attachment",
     "ChatSession",

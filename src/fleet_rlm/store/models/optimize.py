@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from fleet_rlm.events.status import RunStatus
 from fleet_rlm.store.base import (
     StoreModel,
     created_field,
@@ -20,8 +21,6 @@ from fleet_rlm.store.base import (
     time_field,
     updated_field,
 )
-
-OPTIMIZATION_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 
 
 class Dataset(StoreModel, table=True):
@@ -52,7 +51,7 @@ class OptimizationRun(StoreModel, table=True):
     user_id: str = fk_field("users.id")
     module: str = str_field(255, index=True)
     dataset_id: str | None = fk_field("datasets.id", ondelete="SET NULL", nullable=True)
-    status: str = str_field(16, default="queued")
+    status: str = str_field(16, default=RunStatus.QUEUED.value)
     config: dict[str, Any] = json_field()
     progress: dict[str, Any] = json_field()
     scores: dict[str, Any] = json_field()
@@ -64,7 +63,7 @@ class OptimizationRun(StoreModel, table=True):
     finished_at: datetime | None = time_field()
     cancel_requested_at: datetime | None = time_field()
 
-    __table_args__ = (in_check("status", OPTIMIZATION_STATUSES, name="status"),)
+    __table_args__ = (in_check("status", tuple(RunStatus), name="status"),)
 
 
 class ProgramVersion(StoreModel, table=True):

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field
 
+from fleet_rlm.events.status import RunOutcome, RunStatus
 from fleet_rlm.store.base import (
     StoreModel,
     created_field,
@@ -23,14 +24,14 @@ from fleet_rlm.store.base import (
 )
 from fleet_rlm.store.types import UTCDateTime, json_type, utcnow
 
-RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
-TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+OUTCOMES: tuple[RunOutcome, ...] = ("complete", "partial")
 RATINGS = ("up", "down")
 
 
 class Run(StoreModel, table=True):
     """One execution. `last_seq` is the per-run event counter: append_event bumps it in the same transaction
-    as the insert, so the row lock serializes concurrent appends for one run on every backend."""
+    as the insert, so the row lock serializes concurrent appends for one run on every backend. A succeeded run
+    has an `outcome`: complete, or partial when the budget named by `stop_reason` stopped it."""
 
     __tablename__ = "runs"
 
@@ -38,7 +39,9 @@ class Run(StoreModel, table=True):
     session_id: str = fk_field("sessions.id", index=False)  # covered by ix(session_id, created_at)
     user_id: str = fk_field("users.id", index=False)  # covered by uq(user_id, idempotency_key)
     turn_id: str | None = fk_field("turns.id", ondelete="SET NULL", nullable=True)
-    status: str = str_field(16, default="queued")
+    status: str = str_field(16, default=RunStatus.QUEUED.value)
+    outcome: str | None = str_field(16, default=None, nullable=True)
+    stop_reason: str | None = str_field(64, default=None, nullable=True)
     execution_mode: str = str_field(16, default="auto")
     owner: str | None = str_field(255, default=None, nullable=True)
     idempotency_key: str | None = str_field(255, default=None, nullable=True)
@@ -59,7 +62,8 @@ class Run(StoreModel, table=True):
         sa.UniqueConstraint("user_id", "idempotency_key"),
         sa.Index(None, "session_id", "created_at"),
         sa.Index(None, "status", "heartbeat_at"),
-        in_check("status", RUN_STATUSES, name="status"),
+        in_check("status", tuple(RunStatus), name="status"),
+        in_check("outcome", OUTCOMES, name="outcome"),
     )
 
 

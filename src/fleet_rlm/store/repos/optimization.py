@@ -11,19 +11,10 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from fleet_rlm.events.status import ACTIVE, ALLOWED_FROM, parse_status
 from fleet_rlm.store.errors import InvalidTransitionError, NotFoundError
-from fleet_rlm.store.models import OPTIMIZATION_STATUSES, OptimizationRun
+from fleet_rlm.store.models import OptimizationRun
 from fleet_rlm.store.types import utcnow
-
-ACTIVE = ("queued", "running")
-ALLOWED_FROM: dict[str, tuple[str, ...]] = {
-    "queued": (),
-    "running": ("queued",),
-    "succeeded": ("running",),
-    "failed": ("queued", "running"),
-    "cancelled": ("queued", "running"),
-    "interrupted": ("queued", "running"),
-}
 
 
 async def create_run(
@@ -64,10 +55,9 @@ async def set_status(
     program_version: str | None = None,
 ) -> OptimizationRun:
     """Move the run to `status`; raises InvalidTransitionError from a status it may not leave that way."""
-    if status not in OPTIMIZATION_STATUSES:
-        raise ValueError(f"unknown optimization status {status!r}")
-    values: dict[str, Any] = {"status": status, "updated_at": utcnow()}
-    if status not in ACTIVE:
+    target = parse_status(status)
+    values: dict[str, Any] = {"status": target.value, "updated_at": utcnow()}
+    if target not in ACTIVE:
         values["finished_at"] = utcnow()
     for key, value in (("error", error), ("scores", scores), ("results", results)):
         if value is not None:
@@ -76,7 +66,7 @@ async def set_status(
         values["program_version"] = program_version
     result: Any = await session.execute(
         update(OptimizationRun)
-        .where(col(OptimizationRun.id) == run_id, col(OptimizationRun.status).in_(ALLOWED_FROM[status]))
+        .where(col(OptimizationRun.id) == run_id, col(OptimizationRun.status).in_(ALLOWED_FROM[target]))
         .values(**values)
         .execution_options(synchronize_session=False)
     )

@@ -15,6 +15,7 @@ from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from fleet_rlm.events.status import ACTIVE
 from fleet_rlm.store.errors import NotFoundError
 from fleet_rlm.store.models import OptimizationRun, ProgramPromotion, ProgramVersion
 from fleet_rlm.store.types import utcnow
@@ -141,9 +142,7 @@ async def rollback(session: AsyncSession, *, module: str, scope: Scope) -> Progr
     return (await current_promotions(session, user_id=scope)).get((module, scope))
 
 
-async def count_optimization_runs(
-    session: AsyncSession, *, user_id: str, statuses: tuple[str, ...] = ("queued", "running")
-) -> int:
+async def count_optimization_runs(session: AsyncSession, *, user_id: str, statuses: Iterable[str] = ACTIVE) -> int:
     """The user's optimization runs in one of `statuses`."""
     stmt = (
         select(func.count())

@@ -1,7 +1,8 @@
 """Runs: creation with idempotency keys, the status state machine, heartbeats, cancel requests.
 
-Status changes are single conditional UPDATEs (`WHERE status IN allowed`), so two replicas racing to
-finish or cancel a run cannot both win, and a terminal run never changes again.
+Status changes are single conditional UPDATEs (`WHERE status IN allowed`, `events.status.ALLOWED_FROM`), so
+two replicas racing to finish or cancel a run cannot both win, and a final run (interrupted included) never
+changes again.
 """
 
 from __future__ import annotations
@@ -13,20 +14,11 @@ from sqlalchemy import and_, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from fleet_rlm.events.status import ACTIVE, ALLOWED_FROM, RunOutcome, RunStatus, parse_status
 from fleet_rlm.store.errors import IdempotencyConflictError, InvalidTransitionError, NotFoundError
-from fleet_rlm.store.models import RUN_STATUSES, TERMINAL_STATUSES, Run
+from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos._sql import insert_ignoring_conflict
 from fleet_rlm.store.types import utcnow
-
-# target status -> statuses it may be entered from
-ALLOWED_FROM: dict[str, frozenset[str]] = {
-    "queued": frozenset({"interrupted"}),
-    "running": frozenset({"queued", "interrupted"}),
-    "succeeded": frozenset({"running"}),
-    "failed": frozenset({"queued", "running", "interrupted"}),
-    "cancelled": frozenset({"queued", "running", "interrupted"}),
-    "interrupted": frozenset({"queued", "running"}),
-}
 
 
 async def create_run(
@@ -95,7 +87,7 @@ async def list_active_runs(session: AsyncSession, *, user_id: str, limit: int = 
     """The user's queued or running runs, newest first (what a client shows as "in progress")."""
     result = await session.execute(
         select(Run)
-        .where(col(Run.user_id) == user_id, col(Run.status).in_(("queued", "running")))
+        .where(col(Run.user_id) == user_id, col(Run.status).in_(ACTIVE))
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(limit)
     )
@@ -110,18 +102,21 @@ async def set_run_status(
     owner: str | None = None,
     error: dict[str, Any] | None = None,
     usage: dict[str, Any] | None = None,
+    outcome: RunOutcome | None = None,
+    stop_reason: str | None = None,
 ) -> Run:
-    """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError."""
-    if status not in RUN_STATUSES:
-        raise ValueError(f"unknown run status {status!r}; expected one of {', '.join(RUN_STATUSES)}")
+    """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError.
+
+    A succeeded run records its `outcome` (complete unless given; partial with the `stop_reason` budget)."""
+    target = parse_status(status)
     now = utcnow()
-    values: dict[str, Any] = {"status": status}
-    if status == "running":
+    values: dict[str, Any] = {"status": target.value}
+    if target is RunStatus.RUNNING:
         values.update(started_at=now, heartbeat_at=now, finished_at=None)
-    elif status == "queued":
-        values.update(finished_at=None, owner=None)
-    else:
+    elif target is not RunStatus.QUEUED:
         values["finished_at"] = now
+    if target is RunStatus.SUCCEEDED:
+        values.update(outcome=outcome or "complete", stop_reason=stop_reason if outcome == "partial" else None)
     if owner is not None:
         values["owner"] = owner
     if error is not None:
@@ -130,7 +125,7 @@ async def set_run_status(
         values["usage"] = usage
     result: Any = await session.execute(
         update(Run)
-        .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[status]))
+        .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[target]))
         .values(**values)
         .execution_options(synchronize_session=False)
     )
@@ -146,7 +141,7 @@ async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, A
     """Store the running usage of an unfinished run, so a run that dies mid-turn still shows what it spent."""
     result: Any = await session.execute(
         update(Run)
-        .where(col(Run.id) == run_id, col(Run.status).in_(("queued", "running")))
+        .where(col(Run.id) == run_id, col(Run.status).in_(ACTIVE))
         .values(usage=usage)
         .execution_options(synchronize_session=False)
     )
@@ -155,7 +150,7 @@ async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, A
 
 async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
     """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
-    conditions = [col(Run.id) == run_id, col(Run.status) == "running"]
+    conditions = [col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING]
     if owner is not None:
         conditions.append(col(Run.owner) == owner)
     result: Any = await session.execute(
@@ -170,7 +165,7 @@ async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
         update(Run)
         .where(
             col(Run.id) == run_id,
-            col(Run.status).not_in(TERMINAL_STATUSES),
+            col(Run.status).in_(ACTIVE),
             col(Run.cancel_requested_at).is_(None),
         )
         .values(cancel_requested_at=utcnow())
@@ -179,7 +174,7 @@ async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
     if result.rowcount:
         return True
     run = await session.get(Run, run_id, populate_existing=True)
-    return run is not None and run.status not in TERMINAL_STATUSES
+    return run is not None and run.status in ACTIVE
 
 
 async def list_stale_runs(session: AsyncSession, *, older_than: datetime, limit: int = 100) -> list[Run]:
@@ -187,7 +182,7 @@ async def list_stale_runs(session: AsyncSession, *, older_than: datetime, limit:
     result = await session.execute(
         select(Run)
         .where(
-            col(Run.status) == "running",
+            col(Run.status) == RunStatus.RUNNING,
             or_(
                 col(Run.heartbeat_at) < older_than,
                 and_(col(Run.heartbeat_at).is_(None), col(Run.created_at) < older_than),
@@ -202,9 +197,6 @@ async def list_stale_runs(session: AsyncSession, *, older_than: datetime, limit:
 async def list_unfinished_runs(session: AsyncSession, *, limit: int = 1000) -> list[Run]:
     """Queued or running runs of every user, oldest first (crash recovery inspects their owners)."""
     result = await session.execute(
-        select(Run)
-        .where(col(Run.status).in_(("queued", "running")))
-        .order_by(col(Run.created_at), col(Run.id))
-        .limit(limit)
+        select(Run).where(col(Run.status).in_(ACTIVE)).order_by(col(Run.created_at), col(Run.id)).limit(limit)
     )
     return list(result.scalars())

@@ -84,6 +84,8 @@ export interface TurnStarted {
 }
 /**
  * The turn completed and produced its final answer (a `final` event precedes it).
+ *
+ * `partial` when a budget or the time limit stopped it: the answer was built from the work done so far.
  */
 export interface TurnFinished {
   /**
@@ -107,6 +109,10 @@ export interface TurnFinished {
    */
   mode: ("direct" | "tools" | "rlm") | null;
   /**
+   * complete, or partial when a budget stopped the turn early.
+   */
+  outcome: "complete" | "partial";
+  /**
    * Id of the enclosing step or child (e.g. the child_id of a child's events).
    */
   parent_id: string | null;
@@ -122,6 +128,10 @@ export interface TurnFinished {
    * Session the run belongs to.
    */
   session_id: string;
+  /**
+   * The budget that stopped a partial turn, e.g. max_llm_calls or turn_timeout_s.
+   */
+  stop_reason: string | null;
   /**
    * When it happened (UTC, ISO 8601).
    */

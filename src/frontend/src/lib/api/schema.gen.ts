@@ -1975,6 +1975,11 @@ export interface components {
             report_markdown: string;
         };
         /**
+         * RunStatus
+         * @enum {string}
+         */
+        RunStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+        /**
          * RuntimeOverrides
          * @description The editable settings, with the bounds a user may choose within. Absent or null: the server default.
          */
@@ -2602,11 +2607,8 @@ export interface components {
             module: string;
             /** Dataset Id */
             dataset_id: string | null;
-            /**
-             * Status
-             * @description queued, running, succeeded, failed, cancelled or interrupted.
-             */
-            status: string;
+            /** @description queued or running (active); succeeded, failed, cancelled or interrupted (final). */
+            status: components["schemas"]["RunStatus"];
             /** Config */
             config: {
                 [key: string]: unknown;
@@ -2654,11 +2656,18 @@ export interface components {
             session_id: string;
             /** Turn Id */
             turn_id: string | null;
+            /** @description queued or running (active); succeeded, failed, cancelled or interrupted (final). */
+            status: components["schemas"]["RunStatus"];
             /**
-             * Status
-             * @description queued, running, succeeded, failed, cancelled or interrupted.
+             * Outcome
+             * @description Of a succeeded run: complete, or partial when a budget or the time limit stopped it early.
              */
-            status: string;
+            outcome?: ("complete" | "partial") | null;
+            /**
+             * Stop Reason
+             * @description The budget that stopped a partial run, e.g. max_llm_calls or turn_timeout_s.
+             */
+            stop_reason?: string | null;
             /** Execution Mode */
             execution_mode: string;
             /** Program Version */
