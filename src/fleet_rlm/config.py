@@ -15,6 +15,16 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from fleet_rlm.budgets import (
+    BatchConcurrency,
+    MaxDepth,
+    MaxIters,
+    MaxLLMCalls,
+    MaxOutputChars,
+    TurnBudgets,
+    TurnTimeoutS,
+)
+
 ExecutionMode = Literal["auto", "direct", "tools", "rlm"]
 SandboxBackend = Literal["local", "daytona"]
 AuthMode = Literal["none", "token", "oidc"]
@@ -188,11 +198,12 @@ class Settings(BaseSettings):
 
     # --- turns ---------------------------------------------------------------------------------------------
     default_mode: ExecutionMode = Field(default="auto", description="Execution mode when a turn names none.")
-    max_iters: int = Field(default=20, ge=1, description="RLM iterations per turn.")
-    max_llm_calls: int = Field(default=200, ge=1, description="LM calls per turn, shared with children.")
-    max_depth: int = Field(default=2, ge=0, description="Deepest level of rlm_query children.")
-    turn_timeout_s: float = Field(default=1800.0, gt=0, description="Wall-clock limit of one turn, seconds.")
-    batch_concurrency: int = Field(default=8, ge=1, description="Parallel sub-LM calls in llm_query_batched.")
+    # bounds: fleet_rlm.budgets (the same for users' runtime settings and a turn's own fields)
+    max_iters: MaxIters = Field(default=20, description="RLM iterations per turn.")
+    max_llm_calls: MaxLLMCalls = Field(default=200, description="LM calls per turn, shared with children.")
+    max_depth: MaxDepth = Field(default=2, description="Deepest level of rlm_query children.")
+    turn_timeout_s: TurnTimeoutS = Field(default=1800.0, description="Wall-clock limit of one turn, seconds.")
+    batch_concurrency: BatchConcurrency = Field(default=8, description="Parallel sub-LM calls in llm_query_batched.")
     rlm_context_threshold_chars: int = Field(
         default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
     )
@@ -255,8 +266,8 @@ class Settings(BaseSettings):
     sandbox_max_processes: int = Field(default=64, ge=1, description="Process/thread limit inside a sandbox.")
     sandbox_max_file_mb: int = Field(default=512, ge=1, description="Largest file a sandbox may write, MiB.")
     sandbox_cell_timeout_s: float = Field(default=120.0, gt=0, description="Wall-clock limit of one cell.")
-    sandbox_output_max_chars: int = Field(
-        default=20_000, ge=100, description="Output kept per cell (head + tail; the rest is counted)."
+    sandbox_output_max_chars: MaxOutputChars = Field(
+        default=20_000, description="Output kept per cell (head + tail; the rest is counted)."
     )
     sandbox_pool_size: int = Field(default=2, ge=0, description="Pre-started local workers kept warm.")
     sandbox_idle_timeout_s: float = Field(
@@ -348,6 +359,17 @@ class Settings(BaseSettings):
     @property
     def model_configured(self) -> bool:
         return bool(self.lm_model)
+
+    def turn_budgets(self) -> TurnBudgets:
+        """The server's default budgets of a turn (users' runtime settings and a turn's fields go on top)."""
+        return TurnBudgets(
+            max_iters=self.max_iters,
+            max_llm_calls=self.max_llm_calls,
+            max_depth=self.max_depth,
+            turn_timeout_s=self.turn_timeout_s,
+            batch_concurrency=self.batch_concurrency,
+            max_output_chars=self.sandbox_output_max_chars,
+        )
 
     @property
     def admin_user_names(self) -> frozenset[str]:

@@ -52,7 +52,8 @@ class HistoryTurn:
 
 @dataclass(frozen=True)
 class TurnOptions:
-    """Per-turn knobs; `None` means the setting's default."""
+    """Per-turn knobs; a `None` budget means the server's (`Settings.turn_budgets`). The API passes a run's
+    budgets resolved when the run was created (`fleet_rlm.budgets.TurnBudgets`, with its bounds)."""
 
     execution_mode: ExecutionMode = "auto"
     batch_concurrency: int | None = None

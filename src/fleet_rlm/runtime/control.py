@@ -1,9 +1,9 @@
 """`TurnControl`: the one object a turn and all its children share to know whether to keep going.
 
 It joins the caller's CancelToken, the shared LM-call counter, the wall-clock deadline and the token/cost
-ceilings. The first reason to stop wins and is kept (`stop`); every later check raises it again, so the whole
-tree (root, children, batched calls) unwinds. Blocked work registers an interrupt (`on_stop`): the sandbox
-cell gets an interrupt, waiting LM calls return at once.
+ceilings of the turn's `TurnBudgets` (`limits`). The first reason to stop wins and is kept (`stop`); every
+later check raises it again, so the whole tree (root, children, batched calls) unwinds. Blocked work
+registers an interrupt (`on_stop`): the sandbox cell gets an interrupt, waiting LM calls return at once.
 """
 
 from __future__ import annotations
@@ -11,32 +11,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from fleet_rlm.budgets import TurnBudgets
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resolved budgets of one turn (TurnOptions over Settings)."""
-
-    max_iters: int
-    max_llm_calls: int
-    max_depth: int
-    turn_timeout_s: float
-    max_output_chars: int
-    batch_concurrency: int
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-
 
 UsageProbe = Callable[[], tuple[int, float]]
 """Returns (tokens in+out, cost in USD) used so far by the turn."""
 
 
 class TurnControl:
-    def __init__(self, limits: Limits, cancel: CancelToken, *, usage: UsageProbe | None = None) -> None:
+    def __init__(self, limits: TurnBudgets, cancel: CancelToken, *, usage: UsageProbe | None = None) -> None:
         self.limits = limits
         self.cancel = cancel
         self._usage = usage

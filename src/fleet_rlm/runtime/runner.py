@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 import dspy
 
+from fleet_rlm.budgets import TurnBudgets
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import (
@@ -32,7 +34,7 @@ from fleet_rlm.events import (
 from fleet_rlm.llm.usage import LMCallRecord, UsageMeter
 from fleet_rlm.runtime.context import history_variable
 from fleet_rlm.runtime.contracts import CancelToken, EventSink, TurnRequest, TurnResult
-from fleet_rlm.runtime.control import Limits, TurnControl
+from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop, classify
 from fleet_rlm.runtime.gate import TurnGate
@@ -49,18 +51,9 @@ logger = logging.getLogger(__name__)
 USAGE_EVERY_S = 2.0
 
 
-def resolve_limits(request: TurnRequest, settings: Settings) -> Limits:
-    o = request.options
-    return Limits(
-        max_iters=o.max_iters or settings.max_iters,
-        max_llm_calls=o.max_llm_calls or settings.max_llm_calls,
-        max_depth=settings.max_depth if o.max_depth is None else o.max_depth,
-        turn_timeout_s=o.turn_timeout_s or settings.turn_timeout_s,
-        max_output_chars=o.max_output_chars or settings.sandbox_output_max_chars,
-        batch_concurrency=o.batch_concurrency or settings.batch_concurrency,
-        max_tokens=o.max_tokens,
-        max_cost_usd=o.max_cost_usd,
-    )
+def resolve_limits(request: TurnRequest, settings: Settings) -> TurnBudgets:
+    """The request's budgets over the server's (the API passes a run's budgets already resolved)."""
+    return settings.turn_budgets().over(asdict(request.options))
 
 
 class TurnRuntime:
