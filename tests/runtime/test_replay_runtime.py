@@ -9,8 +9,8 @@ from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest
+from fleet_rlm.runtime.lm_exchange import LMExchange, RecordingDone, TurnInputs, request_from_inputs
 from fleet_rlm.runtime.programs import RLM_TASK, BuiltinPrograms, ProgramSpec
-from fleet_rlm.runtime.recording import LMExchange, RecordingDone, TurnInputs, request_from_inputs
 from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
 from fleet_rlm.runtime.runner import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
@@ -28,7 +28,7 @@ class RecordingSink(ListSink):
         self.items: list[Any] = []
         self._items_lock = threading.Lock()
 
-    def record(self, item: Any) -> None:
+    def record_lm(self, item: Any) -> None:
         with self._items_lock:
             self.items.append(item)
 
@@ -67,7 +67,7 @@ def replay(settings: Settings, sink: RecordingSink, **request_fields: Any) -> tu
     cancel = CancelToken()
     book = ReplayBook(sink.exchanges(), cancel)
     (inputs,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
-    runtime = TurnRuntime(settings, lm_provider=replay_provider(book), programs=OtherTask())
+    runtime = TurnRuntime(settings, lm_provider=replay_provider(book, inputs["lm_models"]), programs=OtherTask())
     fields: dict[str, Any] = {
         "run_id": uuid.uuid4().hex,
         "session_id": "replay-" + uuid.uuid4().hex[:8],
@@ -120,3 +120,63 @@ def test_changed_program_version_reports_first_divergent_request(settings: Setti
     assert any(line.startswith("+") and "Solve the task. Be terse." in line for line in lines)
     assert any(line.startswith("-") and "Complete the user's task." in line for line in lines)
     assert result.status == "cancelled"
+
+
+def test_key_echoed_in_a_prompt_is_scrubbed(settings: Settings, lm: FakeLMServer) -> None:
+    from fleet_rlm.testing.fake_lm_dspy import dspy_fields
+
+    lm.push(dspy_fields(reasoning=f"you said {SECRET}", answer=f"key {SECRET}"))
+    runtime = TurnRuntime(settings, lm_provider={"root": lm.dspy_lm(api_key=SECRET)})
+    try:
+        sink = RecordingSink()
+        result = runtime.run_turn(make_request(settings, f"repeat {SECRET}", mode="direct"), sink, CancelToken())
+    finally:
+        runtime.shutdown()
+    assert result.status == "succeeded" and lm.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    (exchange,) = sink.exchanges()
+    assert SECRET not in repr(sink.items) and "[REDACTED]" in repr(exchange.request)
+    assert "[REDACTED]" in repr(exchange.response)
+
+
+def test_over_budget_exchanges_keep_only_their_hash(settings: Settings, lm: FakeLMServer) -> None:
+    from fleet_rlm.testing.fake_lm_dspy import dspy_fields
+
+    tiny = settings.model_copy(update={"recording_max_bytes": 10})
+    lm.push(dspy_fields(reasoning="r", answer="a"))
+    runtime = TurnRuntime(tiny, lm_provider={"root": lm.dspy_lm()})
+    try:
+        sink = RecordingSink()
+        runtime.run_turn(make_request(tiny, "hi", mode="direct"), sink, CancelToken())
+    finally:
+        runtime.shutdown()
+    (exchange,) = sink.exchanges()
+    assert exchange.truncated and exchange.request is None and exchange.response is None
+    assert len(exchange.request_hash) == 64
+    book, result = replay(tiny, sink)
+    divergence = book.finish()
+    assert divergence is not None and divergence.reason == "not_stored" and divergence.recorded_seq == 1
+    assert result.status == "cancelled"
+
+
+def test_a_replay_that_stops_early_reports_the_first_missing_call() -> None:
+    def exchange(seq: int, digest: str) -> LMExchange:
+        return LMExchange(seq, "sub", "root", 0, digest, {"messages": []}, {"outputs": ["x"]})
+
+    book = ReplayBook([exchange(1, "a" * 64), exchange(2, "b" * 64)], CancelToken())
+    divergence = book.finish()
+    assert divergence is not None and divergence.reason == "missing_calls" and divergence.recorded_seq == 1
+    assert "the run made 2" in divergence.diff
+
+
+def test_recording_off_records_nothing(settings: Settings, lm: FakeLMServer) -> None:
+    from fleet_rlm.testing.fake_lm_dspy import dspy_fields
+
+    off = settings.model_copy(update={"recording_enabled": False})
+    lm.push(dspy_fields(reasoning="r", answer="a"))
+    runtime = TurnRuntime(off, lm_provider={"root": lm.dspy_lm()})
+    try:
+        sink = RecordingSink()
+        result = runtime.run_turn(make_request(off, "hi", mode="direct"), sink, CancelToken())
+    finally:
+        runtime.shutdown()
+    assert result.status == "succeeded" and sink.items == []

@@ -22,7 +22,7 @@ import dspy
 from dspy.utils.callback import with_callbacks
 
 from fleet_rlm.runtime.contracts import CancelToken
-from fleet_rlm.runtime.recording import LMExchange, canonical_request, request_hash
+from fleet_rlm.runtime.lm_exchange import LMExchange, canonical_request, request_hash
 
 MAX_DIFF_LINES = 400
 MAX_CANDIDATES = 64
@@ -179,11 +179,32 @@ class ReplayBook:
 class ReplayLM(dspy.BaseLM):
     """A BaseLM answering from a ReplayBook (callbacks fire as for a real LM; usage is the recorded one)."""
 
-    def __init__(self, book: ReplayBook, role: str, model: str, kwargs: dict[str, Any] | None = None) -> None:
-        super().__init__(model=model, cache=False, num_retries=0)
+    def __init__(
+        self, book: ReplayBook, role: str, identity: dict[str, Any], kwargs: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(
+            model=identity["model"], model_type=identity.get("model_type", "chat"), cache=False, num_retries=0
+        )
         self.kwargs = dict(kwargs or {})
         self.book = book
         self.role = role
+        self.identity = identity
+
+    @property
+    def supports_function_calling(self) -> bool:
+        return bool(self.identity.get("supports_function_calling"))
+
+    @property
+    def supports_reasoning(self) -> bool:
+        return bool(self.identity.get("supports_reasoning"))
+
+    @property
+    def supports_response_schema(self) -> bool:
+        return bool(self.identity.get("supports_response_schema"))
+
+    @property
+    def supported_params(self) -> set[str]:
+        return set(self.identity.get("supported_params") or ())
 
     @with_callbacks
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
@@ -200,16 +221,17 @@ class ReplayLM(dspy.BaseLM):
         return self(prompt, messages=messages, **kwargs)
 
     def copy(self, **kwargs: Any) -> ReplayLM:
-        clone = ReplayLM(self.book, self.role, self.model, {**self.kwargs, **kwargs})
+        clone = ReplayLM(self.book, self.role, self.identity, {**self.kwargs, **kwargs})
         clone.callbacks = list(self.callbacks)
         return clone
 
 
-def replay_provider(book: ReplayBook, params: dict[str, dict[str, Any]] | None = None) -> Any:
-    """role -> ReplayLM speaking as the recorded model, with the recorded generation parameters."""
-    models = book.models()
-    fallback = next(iter(models.values()), "replay/unknown")
-    recorded = params if params is not None else _params_by_role(book)
+def replay_provider(book: ReplayBook, lm_models: dict[str, dict[str, Any]] | None = None) -> Any:
+    """role -> ReplayLM presenting the recorded LM (`lm_models`: role -> `lm_identity`, as the recording noted
+    it), with the recorded generation parameters."""
+    models = {role: {"model": model} for role, model in book.models().items()} | dict(lm_models or {})
+    fallback = next(iter(models.values()), {"model": "replay/unknown"})
+    recorded = _params_by_role(book)
 
     def provide(role: str) -> dspy.BaseLM:
         return ReplayLM(book, role, models.get(role, fallback), recorded.get(role))

@@ -38,9 +38,10 @@ from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop, classify
 from fleet_rlm.runtime.gate import TurnGate
+from fleet_rlm.runtime.lm_exchange import turn_inputs
 from fleet_rlm.runtime.lms import LMProvider, TurnLMs, as_provider
 from fleet_rlm.runtime.programs import ProgramRegistry
-from fleet_rlm.runtime.recording import recorder_for, turn_inputs
+from fleet_rlm.runtime.recording import recorder_for
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.stages import execute_turn
 from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
@@ -49,6 +50,7 @@ from fleet_rlm.skills import skill_instructions
 
 logger = logging.getLogger(__name__)
 USAGE_EVERY_S = 2.0
+RECORDED_ROLES = ("root", "sub", "delegate", "router")
 
 
 def resolve_limits(request: TurnRequest, settings: Settings) -> TurnBudgets:
@@ -121,9 +123,11 @@ class _Turn:
         result = TurnResult(status="succeeded", execution_mode=request.options.execution_mode)
         scope: TurnScope | None = None
         try:
+            provider = request.lm_provider or self.runtime.lm_provider
             if self.recorder is not None:
-                self.recorder.deliver(turn_inputs(request))
-            lms = TurnLMs(request.lm_provider or self.runtime.lm_provider, control, self.meter, self.recorder)
+                self.recorder.inputs = turn_inputs(request)
+                self.recorder.learn(provider, RECORDED_ROLES)
+            lms = TurnLMs(provider, control, self.meter, self.recorder)
             lms.require_root()
             root = prepare_workspace(settings.workspaces_dir, request.workspace_id)
             scope = TurnScope(
@@ -176,7 +180,7 @@ class _Turn:
     def _finish(self, result: TurnResult, control: TurnControl) -> TurnResult:
         emit, duration = self.emitter.emit, int((time.monotonic() - self.started) * 1000)
         if self.recorder is not None:
-            self.recorder.done(result.status, result.answer)
+            self.recorder.done(result.status, result.answer, result.fields.get("programs"))
         if result.status == "succeeded":
             emit(Final, answer=result.answer, fields=result.fields)
         if result.status == "failed" and result.error:

@@ -88,13 +88,24 @@ async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequen
 
 
 async def finish_recording(
-    session: AsyncSession, *, run_id: str, calls: int, size: int, truncated: bool, status: str, answer: str
+    session: AsyncSession,
+    *,
+    run_id: str,
+    calls: int,
+    size: int,
+    truncated: bool,
+    status: str,
+    answer: str,
+    programs: dict[str, str] | None = None,
 ) -> RunRecording:
+    """Totals and outcome; `programs` (module -> version run) joins the inputs as `programs_used`."""
     row = await session.get(RunRecording, run_id)
     if row is None:
         row = RunRecording(run_id=run_id)
         session.add(row)
     row.calls, row.bytes, row.truncated, row.status, row.answer = calls, size, truncated, status, answer
+    if programs:
+        row.inputs = {**(row.inputs or {}), "programs_used": dict(programs)}
     row.updated_at = utcnow()
     await session.flush()
     return row
