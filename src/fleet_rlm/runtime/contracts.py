@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from fleet_rlm.config import ExecutionMode
+from fleet_rlm.config import ExecutionMode, McpServerSpec
 from fleet_rlm.events.status import RunOutcome
 
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ class TurnRequest:
     turn_id: str | None = None
     lm_provider: Callable[[str], Any] | None = None
     """role -> dspy.BaseLM for this turn only (the caller's own profiles); None uses the runtime's provider."""
+    mcp_servers: tuple[McpServerSpec, ...] = ()
+    """The caller's own MCP servers (the operator's come from settings); their tools join tools and rlm modes."""
 
 
 @dataclass

@@ -93,7 +93,7 @@ def run_rlm(
         )
 
     factory = ObservedFactory(scope.sandbox_factory(session_id=session_id), make)
-    rlm, version = build_rlm(scope, factory, delegation.tools(), sub_lm)
+    rlm, version = build_rlm(scope, factory, delegation.tools() + scope.mcp_tools(), sub_lm)
 
     def next_iteration() -> int:
         return (factory.created[-1].iteration if factory.created else 0) + 1

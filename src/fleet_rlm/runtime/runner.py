@@ -40,6 +40,7 @@ from fleet_rlm.runtime.errors import BudgetStop, CancelledStop, TurnStop, classi
 from fleet_rlm.runtime.gate import TurnGate
 from fleet_rlm.runtime.lm_exchange import turn_inputs
 from fleet_rlm.runtime.lms import LMProvider, TurnLMs, as_provider
+from fleet_rlm.runtime.mcp_tools import McpToolbox
 from fleet_rlm.runtime.programs import ProgramRegistry
 from fleet_rlm.runtime.recording import recorder_for
 from fleet_rlm.runtime.scope import TurnScope
@@ -142,6 +143,9 @@ class _Turn:
                 program_versions=request.program_versions,
                 registry=self.runtime.programs,
                 skills=skill_instructions(request.options.skills),
+                mcp=McpToolbox(
+                    settings, control, self.emitter, servers=settings.mcp_servers, user_servers=request.mcp_servers
+                ),
             )
             history = history_variable(request.history, request.session_summary)
             outcome, mode = execute_turn(scope, self.emitter, request, history)
@@ -171,6 +175,8 @@ class _Turn:
                 result.status, result.error = "failed", error.to_dict() | {"action": error.action}
         finally:
             control.close()
+            if scope is not None and scope.mcp is not None:
+                scope.mcp.close()
         if scope is not None:
             result.fields.setdefault("programs", dict(scope.used_programs))
             if result.status != "failed":

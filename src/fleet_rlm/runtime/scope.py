@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.control import TurnControl
@@ -16,6 +16,9 @@ from fleet_rlm.runtime.progress import Progress
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 from fleet_rlm.sandbox import SandboxPool, interpreter_factory
 from fleet_rlm.sandbox.context_view import ensure_session_context
+
+if TYPE_CHECKING:
+    from fleet_rlm.runtime.mcp_tools import McpToolbox
 
 SKILL_MODULES = (RLM_TASK, DIRECT, TOOLS)
 
@@ -35,6 +38,11 @@ class TurnScope:
     progress: Progress = field(default_factory=Progress)
     used_programs: dict[str, str] = field(default_factory=dict)
     skills: str = ""
+    mcp: McpToolbox | None = None
+
+    def mcp_tools(self) -> list[Any]:
+        """The turn's allow-listed MCP tools (connected on first use); none when no server is configured."""
+        return self.mcp.tools() if self.mcp is not None else []
 
     def program(self, module: str) -> ProgramSpec:
         spec = resolve_program(module, self.program_versions, self.registry)

@@ -55,7 +55,9 @@ def run_tools(scope: TurnScope, emitter: Emitter, *, task: str, context: LoadedC
 
     tools = HostTools(scope, context, memory, delegate)
     program = dspy.ReAct(
-        ToolsAnswer.with_instructions(spec.instructions), tools=tools.tools(), max_iters=scope.control.limits.max_iters
+        ToolsAnswer.with_instructions(spec.instructions),
+        tools=tools.tools() + scope.mcp_tools(),
+        max_iters=scope.control.limits.max_iters,
     )
     steps = {"n": 0}
 
