@@ -13,7 +13,7 @@ import pytest
 
 from fleet_rlm.config import McpServerSpec, Settings
 from fleet_rlm.runtime.contracts import CancelToken
-from fleet_rlm.runtime.control import Limits, TurnControl
+from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.mcp_tools import McpToolbox, McpToolError
 
@@ -37,9 +37,7 @@ def stdio_spec(**extra: Any) -> McpServerSpec:
 
 
 def toolbox(settings: Settings, **kwargs: Any) -> tuple[McpToolbox, Sink, CancelToken]:
-    limits = Limits(
-        max_iters=5, max_llm_calls=5, max_depth=1, turn_timeout_s=120, max_output_chars=1000, batch_concurrency=2
-    )
+    limits = settings.turn_budgets()
     cancel = CancelToken()
     sink = Sink()
     box = McpToolbox(settings, TurnControl(limits, cancel), Emitter(sink, run_id="r", session_id="s"), **kwargs)
