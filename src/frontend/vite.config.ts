@@ -1,10 +1,11 @@
+import tailwindcss from "@tailwindcss/vite";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vitest/config";
 
 // The build is committed to src/fleet_rlm/ui/dist and checked by `make ui-check`, so it must be deterministic:
 // content-hashed names, no timestamps, no source maps with absolute paths.
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), tailwindcss()],
   base: "/app/",
   build: {
     outDir: "../fleet_rlm/ui/dist",

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { SCRIPT } from "./scenarios";
 
 const FRONTEND = process.cwd(); // playwright runs from src/frontend (npm run e2e / make ui-e2e)
 export const REPO = path.resolve(FRONTEND, "../..");
@@ -48,14 +49,17 @@ async function waitFor(check: () => Promise<boolean> | boolean, what: string, ti
 
 export interface StackOptions {
   answer?: string; // what the fake model answers every program with (RLM steps SUBMIT it)
+  script?: unknown; // fake-LM rules tried before the answer-everything rule (default: e2e/scenarios.ts)
   env?: NodeJS.ProcessEnv; // extra settings for `fleet web`
 }
 
 export async function startServers(options: StackOptions = {}): Promise<ServerState> {
   const root = mkdtempSync(path.join(tmpdir(), "fleet-ui-e2e-"));
   const ready = path.join(root, "lm.ready");
+  const script = path.join(root, "lm-script.json");
+  writeFileSync(script, JSON.stringify(options.script ?? SCRIPT));
   const lm = start(
-    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", "--auto", options.answer ?? ANSWER, "--latency", process.env.FAKE_LM_LATENCY ?? "0.6", "--ready-file", ready],
+    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", "--script", script, "--auto", options.answer ?? ANSWER, "--latency", process.env.FAKE_LM_LATENCY ?? "0.6", "--ready-file", ready],
     {},
     path.join(root, "fake-lm.log"),
   );

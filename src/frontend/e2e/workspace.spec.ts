@@ -10,8 +10,7 @@ test("a turn streams its steps to the final Markdown answer, with usage and feed
   await expect(run.getByTestId("answer").locator("strong")).toHaveText("42");
   await expect(run).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
   await expect(run.getByTestId("lm-calls")).not.toHaveText("0");
-  await run.getByText(/^Steps/).click();
-  await expect(run.locator(".step-label", { hasText: "Code" }).first()).toBeVisible();
+  await expect(run.locator('[role="treeitem"][data-kind="code"]').first()).toBeVisible();
   await shot("workspace-answer");
 
   await run.getByRole("button", { name: "Thumbs down" }).click();

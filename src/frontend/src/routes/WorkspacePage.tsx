@@ -1,10 +1,12 @@
 // Workspace: sessions on the left; the conversation, the live run and the composer on the right.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import { useLocation, useNavigate, useParams } from "react-router";
+import { useLocation, useNavigate, useParams, useSearchParams } from "react-router";
 import { Empty, ErrorView, Loading } from "../components/States";
 import { Composer, type TurnRequest } from "../features/composer/Composer";
+import { RunBar } from "../features/run/RunBar";
 import { RunPanel } from "../features/run/RunPanel";
+import { rememberMode } from "../features/composer/mode";
 import { TurnView, UserMessage } from "../features/run/TurnView";
 import { useTurnStarter } from "../features/run/useTurnStarter";
 import { exportSession, useSession, useSessionStates, useTurns } from "../features/sessions/queries";
@@ -29,13 +31,18 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   const session = useSession(sessionId);
   const turns = useTurns(sessionId);
   const states = useSessionStates();
-  const handed = useLocation().state as { runId?: string; message?: string } | null;
-  const [started, setStarted] = useState<{ runId: string; message: string } | null>(
-    handed?.runId ? { runId: handed.runId, message: handed.message ?? "" } : null,
+  const handed = useLocation().state as { runId?: string; message?: string; request?: TurnRequest } | null;
+  const [started, setStarted] = useState<{ runId: string; message: string; request?: TurnRequest } | null>(
+    handed?.runId ? { runId: handed.runId, message: handed.message ?? "", request: handed.request } : null,
   );
+  const [params] = useSearchParams();
+  const linkedRun = params.get("run");
   const active = states.data?.items.find((s) => s.session_id === sessionId)?.active_run?.id;
   const currentRunId = started?.runId ?? active ?? session.data?.last_run_id ?? null;
-  const refresh = () => void client.invalidateQueries({ queryKey: ["sessions"] });
+  const refresh = () => {
+    void client.invalidateQueries({ queryKey: ["sessions"] });
+    void client.invalidateQueries({ queryKey: ["runs"] });
+  };
   const view = useRun(currentRunId, refresh);
   const run = useQuery({
     queryKey: ["runs", currentRunId],
@@ -44,17 +51,27 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   });
   const bottom = useRef<HTMLDivElement>(null);
 
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+
+  // follow the run only while the user is at the bottom: scrolling up to read stops the auto-scroll
   useEffect(() => {
-    bottom.current?.scrollIntoView?.({ block: "end" });
-  }, [view.timeline.lastSeq, turns.data?.items.length]);
+    if (pinned.current && !linkedRun) bottom.current?.scrollIntoView?.({ block: "end" });
+  }, [view.timeline.lastSeq, turns.data?.items.length, linkedRun]);
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  };
 
   const send = async (request: TurnRequest) => {
     const made = await start(sessionId, request);
+    pinned.current = true;
     if (made.sessionId !== sessionId) {
-      navigate(`/app/workspace/${made.sessionId}`, { state: { runId: made.runId, message: request.content } });
+      rememberMode(made.sessionId, request.execution_mode ?? "auto");
+      navigate(`/app/workspace/${made.sessionId}`, { state: { runId: made.runId, message: request.content, request } });
       return;
     }
-    setStarted({ runId: made.runId, message: request.content });
+    setStarted({ runId: made.runId, message: request.content, request });
   };
 
   if (sessionId && session.error) return <ErrorView error={session.error} retry={() => void session.refetch()} />;
@@ -63,6 +80,10 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   const currentTurn = items.find((t) => (t.run_id && t.run_id === currentRunId) || (!!turnId && t.id === turnId));
   const history = items.filter((t) => t !== currentTurn);
   const busy = view.timeline.phase === "running";
+  const failed = view.timeline.phase === "failed" || view.timeline.phase === "interrupted";
+  const lastRequest: TurnRequest | null = started?.request ??
+    (currentTurn || view.timeline.input ? { content: currentTurn?.user_message ?? view.timeline.input ?? "", execution_mode: (run.data?.execution_mode as TurnRequest["execution_mode"]) ?? null } : null);
+  const retry = lastRequest ? () => void send(lastRequest).catch(() => undefined) : undefined;
 
   return (
     <section className="conversation" aria-label="Conversation">
@@ -70,20 +91,21 @@ function Conversation({ sessionId }: { sessionId?: string }) {
         <h1 style={{ fontSize: 16, margin: 0 }} className="grow">{sessionId ? session.data?.title || "Untitled session" : "New session"}</h1>
         {sessionId && <button onClick={() => void exportSession(sessionId)}>Export</button>}
       </div>
-      <div className="scroll">
+      <RunBar view={view} />
+      <div className="scroll" ref={scroller} onScroll={onScroll}>
         {sessionId && (session.isPending || turns.isPending) && <Loading />}
         {!sessionId && <Empty>Describe a task below to start a new session. Attach files, paste text or give URLs as context.</Empty>}
         {sessionId && turns.data && items.length === 0 && !currentRunId && <Empty>No turns yet. Ask something below.</Empty>}
-        {history.map((turn) => <TurnView key={turn.id} turn={turn} />)}
+        {history.map((turn) => <TurnView key={turn.id} turn={turn} linked={!!linkedRun && turn.run_id === linkedRun} />)}
         {currentRunId && (
           <article className="turn stack" aria-label="Current turn">
             <UserMessage text={currentTurn?.user_message ?? started?.message ?? view.timeline.input ?? "…"} />
-            <RunPanel view={view} />
+            <RunPanel view={view} onRetry={retry} outcome={(run.data as { outcome?: string | null } | undefined)?.outcome} />
           </article>
         )}
         <div ref={bottom} />
       </div>
-      <Composer sessionId={sessionId} busy={busy} onSend={send} />
+      <Composer sessionId={sessionId} busy={busy} onSend={send} restore={failed && started?.request ? started.request : null} />
     </section>
   );
 }

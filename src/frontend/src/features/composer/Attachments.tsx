@@ -22,7 +22,7 @@ export function Attachments({
           onFiles(Array.from(e.target.files ?? []));
           e.target.value = "";
         }} />
-      <div className="chips" aria-label="Attachments">
+      <div className="chips" role="group" aria-label="Attachments">
         {items.map((a) => (
           <span className="chip" key={a.id}>
             {a.name} <span className="muted">{formatBytes(a.size)}</span>

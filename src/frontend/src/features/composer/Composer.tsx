@@ -1,21 +1,32 @@
 // The task box: message, mode, attachments (picker or drop), and optional context (text, URLs, repo, paths,
 // skills). Ctrl/Cmd+Enter sends.
-import { useState, type DragEvent, type FormEvent } from "react";
+import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { ErrorView } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
 import type { TurnFrame } from "../../lib/events/socket";
 import { Attachments } from "./Attachments";
+import { rememberMode, savedMode, type Mode } from "./mode";
 import { uploadAttachment } from "./upload";
 
 export type TurnRequest = Omit<TurnFrame, "session_id" | "idempotency_key">;
-type Mode = NonNullable<TurnFrame["execution_mode"]>;
 
 const split = (text: string) => text.split(/[\n,]+/).map((s) => s.trim()).filter(Boolean);
 
-export function Composer({ sessionId, busy, onSend }: { sessionId?: string; busy: boolean; onSend: (req: TurnRequest) => Promise<void> }) {
+export function Composer({ sessionId, busy, onSend, restore = null }: {
+  sessionId?: string;
+  busy: boolean;
+  onSend: (req: TurnRequest) => Promise<void>;
+  /** A request whose run failed: put its task and context back so nothing must be re-entered. */
+  restore?: TurnRequest | null;
+}) {
   const [content, setContent] = useState("");
-  const [mode, setMode] = useState<Mode>("auto");
+  const [mode, setModeState] = useState<Mode>(() => savedMode(sessionId));
+  const setMode = (m: Mode) => {
+    setModeState(m);
+    rememberMode(sessionId, m);
+  };
   const [files, setFiles] = useState<Schemas["AttachmentOut"][]>([]);
+  const [sentFiles, setSentFiles] = useState<Schemas["AttachmentOut"][]>([]);
   const [uploading, setUploading] = useState(0);
   const [contextText, setContextText] = useState("");
   const [urls, setUrls] = useState("");
@@ -25,6 +36,19 @@ export function Composer({ sessionId, busy, onSend }: { sessionId?: string; busy
   const [skills, setSkills] = useState("");
   const [dragging, setDragging] = useState(false);
   const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    if (!restore) return;
+    setContent((c) => c || restore.content);
+    setContextText((c) => c || (restore.context_text ?? ""));
+    setUrls((u) => u || (restore.urls ?? []).join("\n"));
+    setRepoUrl((r) => r || (restore.repo_url ?? ""));
+    setPaths((p) => p || (restore.context_paths ?? []).join(", "));
+    setSkills((k) => k || (restore.skills ?? []).join(", "));
+    setFiles((f) => (f.length ? f : sentFiles.filter((x) => restore.attachment_ids?.includes(x.id))));
+    // sentFiles only matters at the moment a restore arrives
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [restore]);
 
   const addFiles = async (list: File[]) => {
     setError(null);
@@ -58,6 +82,7 @@ export function Composer({ sessionId, busy, onSend }: { sessionId?: string; busy
         skills: split(skills),
       });
       setContent("");
+      setSentFiles(files);
       setFiles([]);
       setContextText("");
     } catch (err) {

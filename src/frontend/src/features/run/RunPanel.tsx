@@ -1,45 +1,51 @@
-// A run as it happens: counters, the step timeline with child lanes, the Markdown answer, artifacts, feedback.
-import { useMutation } from "@tanstack/react-query";
+// A run as it happens: its honest status, counters, the run tree on a time axis with the step detail, the
+// Markdown answer, artifacts and feedback. Failed runs offer Retry; Stop is here and in the sticky run bar.
 import { Markdown } from "../../components/Markdown";
 import { ErrorView } from "../../components/States";
-import { api, call } from "../../lib/api/client";
 import { ApiError } from "../../lib/api/errors";
 import type { RunView } from "../../lib/events/useRun";
 import { Artifacts } from "./Artifacts";
 import { Feedback } from "./Feedback";
-import { StepList } from "./StepItem";
+import { OUTCOME_BADGE, OUTCOME_LABEL, runOutcome } from "./outcome";
+import { RunInspector } from "./tree/RunInspector";
 import { UsageCounter } from "./UsageCounter";
+import { useStop } from "./useStop";
 
-const PHASE_LABEL = { idle: "idle", running: "running", succeeded: "done", failed: "failed", cancelled: "cancelled", interrupted: "interrupted" } as const;
-
-export function RunPanel({ view, showSteps = true }: { view: RunView; showSteps?: boolean }) {
+export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutcome }: {
+  view: RunView;
+  showSteps?: boolean;
+  onRetry?: () => void;
+  outcome?: string | null;
+}) {
   const { timeline, connection, error } = view;
   const runId = timeline.runId;
-  const cancel = useMutation({
-    mutationFn: (id: string) => call(api.PUT("/api/v1/runs/{run_id}/cancellation", { params: { path: { run_id: id } } })),
-  });
+  const stop = useStop(runId);
   const running = timeline.phase === "running";
-  const badge = timeline.phase === "succeeded" ? "ok" : timeline.phase === "running" ? "" : "err";
+  const { outcome, reason } = runOutcome(timeline, view.events, serverOutcome);
   return (
-    <section className="stack" aria-label="Run" data-testid="run-panel" data-phase={timeline.phase}>
+    <section className="stack" aria-label="Run" data-testid="run-panel" data-phase={timeline.phase} data-outcome={outcome}>
       <div className="row">
-        <span className={`badge ${badge}`} data-testid="run-phase">{PHASE_LABEL[timeline.phase]}</span>
+        <span className={`badge ${OUTCOME_BADGE[outcome]}`} data-testid="run-phase">{OUTCOME_LABEL[outcome]}</span>
+        {reason && <span className="warn-text" data-testid="partial-reason">{reason}</span>}
         {running && timeline.status && <span className="muted" role="status">{timeline.status}</span>}
         {connection === "reconnecting" && <span className="badge warn" role="status">reconnecting…</span>}
         <span className="grow" />
         {running && runId && (
-          <button className="danger" onClick={() => cancel.mutate(runId)} disabled={cancel.isPending || cancel.isSuccess}>
-            {cancel.isSuccess ? "Cancelling…" : "Cancel run"}
+          <button className="danger" onClick={stop.stop} disabled={stop.pending}>
+            {stop.pending ? "Stopping…" : "Stop"}
           </button>
+        )}
+        {onRetry && !running && (outcome === "failed" || outcome === "interrupted" || outcome === "cancelled" || outcome === "partial") && (
+          <button onClick={onRetry}>Retry</button>
         )}
       </div>
       <UsageCounter timeline={timeline} />
       {error && connection === "failed" && <ErrorView error={error} />}
-      {cancel.error && <ErrorView error={cancel.error} />}
-      {showSteps && (
-        <details open={running}>
+      {stop.error !== null && <ErrorView error={stop.error} />}
+      {showSteps && runId && (
+        <details open>
           <summary>Steps ({timeline.lastSeq} events)</summary>
-          <StepList items={timeline.root} lanes={timeline.children} />
+          <RunInspector runId={runId} events={view.events} />
         </details>
       )}
       {timeline.failure && <ErrorView error={new ApiError(0, timeline.failure.code, timeline.failure.message, timeline.failure.action ?? undefined)} />}

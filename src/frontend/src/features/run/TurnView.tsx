@@ -9,8 +9,8 @@ export function UserMessage({ text }: { text: string }) {
   return <div className="bubble-user" aria-label="Your message">{text}</div>;
 }
 
-export function TurnView({ turn }: { turn: Schemas["TurnOut"] }) {
-  const [open, setOpen] = useState(false);
+export function TurnView({ turn, linked = false }: { turn: Schemas["TurnOut"]; linked?: boolean }) {
+  const [open, setOpen] = useState(linked);
   return (
     <article className="turn stack" aria-label={`Turn ${turn.index + 1}`}>
       <UserMessage text={turn.user_message} />

@@ -168,6 +168,15 @@ function applyRunState(t: Timeline, event: FleetEvent): Timeline {
       return { ...t, phase: "running", startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
     case "status":
       return { ...t, status: event.message };
+    case "reasoning":
+    case "code":
+      return { ...t, status: `${event.depth ? `child at depth ${event.depth} · ` : ""}iteration ${event.iteration}: ${event.type === "code" ? "running code" : "thinking"}` };
+    case "tool_call":
+      return { ...t, status: `calling ${event.name}` };
+    case "sub_lm_start":
+      return { ...t, status: event.batch_id ? `sub-LM batch (${event.batch_size ?? 1} prompts)` : "sub-LM call" };
+    case "child_start":
+      return { ...t, status: `child RLM started at depth ${event.child_depth}` };
     case "usage":
       return { ...t, usage: event };
     case "final":

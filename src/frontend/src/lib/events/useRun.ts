@@ -8,19 +8,32 @@ import type { Timeline } from "./types";
 
 type Action = { type: "reset"; runId: string | null } | { type: "event"; event: FleetEvent };
 
-function reducer(state: Timeline, action: Action): Timeline {
-  if (action.type === "reset") return emptyTimeline(action.runId);
-  return applyEvent(state, action.event);
+interface State {
+  timeline: Timeline;
+  events: FleetEvent[];
+}
+
+function initial(runId: string | null): State {
+  return { timeline: emptyTimeline(runId), events: [] };
+}
+
+function reducer(state: State, action: Action): State {
+  if (action.type === "reset") return initial(action.runId);
+  const timeline = applyEvent(state.timeline, action.event);
+  if (timeline === state.timeline) return state;
+  return { timeline, events: [...state.events, action.event] };
 }
 
 export interface RunView {
   timeline: Timeline;
+  /** Every event of the run once, in seq order (the run tree is built from these). */
+  events: FleetEvent[];
   connection: FollowState | "idle";
   error: SocketError | null;
 }
 
 export function useRun(runId: string | null, onTerminal?: () => void): RunView {
-  const [timeline, dispatch] = useReducer(reducer, runId, emptyTimeline);
+  const [{ timeline, events }, dispatch] = useReducer(reducer, runId, initial);
   const [connection, setConnection] = useState<FollowState | "idle">("idle");
   const [error, setError] = useState<SocketError | null>(null);
 
@@ -46,5 +59,5 @@ export function useRun(runId: string | null, onTerminal?: () => void): RunView {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [runId]);
 
-  return { timeline, connection, error };
+  return { timeline, events, connection, error };
 }

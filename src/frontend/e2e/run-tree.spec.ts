@@ -1,0 +1,102 @@
+// The run tree on a time axis: a depth-2 run with parallel children as a nested tree, the step detail, deep
+// links, the recursion graph, Stop from a scrolled timeline, a partial run, and the 390 px layout.
+import AxeBuilder from "@axe-core/playwright";
+import { expect, newSessionWithTask, state, test } from "./fixtures";
+import { FAN_OUT_ANSWER, FAN_OUT_TASK, LOOP_TASK } from "./scenarios";
+
+async function setOverrides(body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${state().baseUrl}/api/v1/runtime/settings`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json", origin: state().baseUrl },
+    body: JSON.stringify(body),
+  });
+  expect(res.ok, await res.text()).toBe(true);
+}
+
+test("a depth-2 run with parallel children renders as a nested tree with a step detail and deep links", async ({ page, shot }) => {
+  await newSessionWithTask(page, FAN_OUT_TASK, "rlm");
+  const run = page.getByTestId("run-panel").last();
+  await expect(run).toHaveAttribute("data-outcome", "succeeded", { timeout: 45_000 });
+  await expect(run.getByTestId("answer")).toContainText(FAN_OUT_ANSWER);
+  const tree = run.getByRole("tree", { name: "Run steps" });
+  const children = tree.locator('[role="treeitem"][data-kind="child"]');
+  await expect(children).toHaveCount(4);
+  // three children at depth 1 under the batched call, one grandchild under gamma: deeper in the tree
+  const levels = await children.evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("aria-level"))));
+  expect(new Set(levels).size).toBe(2);
+  const [shallow, deep] = [Math.min(...levels), Math.max(...levels)];
+  expect(levels.filter((l) => l === shallow)).toHaveLength(3);
+  expect(deep).toBeGreaterThan(shallow + 2);
+  await expect(tree.locator('[role="treeitem"][data-kind="batch"]').first()).toContainText("2/2 done");
+  await shot("run-tree");
+
+  await children.filter({ hasText: "branch gamma" }).first().click();
+  const detail = run.getByTestId("node-detail");
+  await expect(detail).toContainText("Child RLM · depth 1");
+  await expect(detail).toContainText("gamma: delta says ok");
+  await expect(page).toHaveURL(/\?run=\w+&node=\w+/);
+  await shot("run-tree-detail");
+
+  // the link opens the same step after a reload
+  await page.reload();
+  await expect(page.getByTestId("node-detail")).toContainText("gamma: delta says ok", { timeout: 30_000 });
+
+  // a sub-LM call shows its prompt and response
+  await page.getByRole("treeitem").filter({ hasText: "summarize part two" }).first().click();
+  await expect(page.getByTestId("node-detail")).toContainText("Prompt");
+  await expect(page.getByTestId("node-detail")).toContainText("A short sub-LM answer.");
+
+  await page.getByRole("button", { name: "Recursion graph" }).click();
+  const graph = page.getByTestId("recursion-graph");
+  await expect(graph.locator(".react-flow__node")).toHaveCount(5);
+  await expect(graph.locator(".react-flow__edge")).toHaveCount(4);
+  await shot("run-graph");
+
+  const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
+  const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+});
+
+test("Stop stays reachable from a scrolled timeline (button and Esc)", async ({ page, shot }) => {
+  await newSessionWithTask(page, LOOP_TASK, "rlm");
+  const run = page.getByTestId("run-panel").last();
+  await expect(run.locator('[role="treeitem"][data-kind="iteration"]').nth(1)).toBeVisible({ timeout: 30_000 });
+  await page.locator(".conversation .scroll").evaluate((el) => el.scrollTo(0, 0));
+  const bar = page.getByTestId("run-bar");
+  await expect(bar.getByRole("button", { name: "Stop run" })).toBeInViewport();
+  await shot("run-stop-bar");
+  await page.keyboard.press("Escape");
+  await expect(run).toHaveAttribute("data-outcome", "cancelled", { timeout: 45_000 });
+  await expect(bar).toHaveCount(0);
+});
+
+test("a run stopped by a limit is partial (amber, the limit named), not done", async ({ page, shot }) => {
+  await setOverrides({ max_llm_calls: 3 });
+  try {
+    await newSessionWithTask(page, LOOP_TASK, "rlm");
+    const run = page.getByTestId("run-panel").last();
+    await expect(run).toHaveAttribute("data-outcome", "partial", { timeout: 45_000 });
+    await expect(run.getByTestId("run-phase")).toHaveText("partial");
+    await expect(run.getByTestId("partial-reason")).toContainText("the LM call limit");
+    await expect(run.getByTestId("cost")).toHaveText(/^\$/);
+    await expect(run.getByRole("button", { name: "Retry" })).toBeVisible();
+    await shot("run-partial");
+  } finally {
+    await setOverrides({ max_llm_calls: null });
+  }
+});
+
+test("390 px: the workspace and the run tree fit without horizontal scrolling", async ({ page, shot }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await newSessionWithTask(page, FAN_OUT_TASK, "rlm");
+  const run = page.getByTestId("run-panel").last();
+  await expect(run).toHaveAttribute("data-outcome", "succeeded", { timeout: 45_000 });
+  await run.getByRole("treeitem").filter({ hasText: "leaf alpha" }).first().click();
+  await expect(run.getByTestId("node-detail")).toBeVisible();
+  for (const path of ["", "/app/optimization", "/app/volumes", "/app/settings"]) {
+    if (path) await page.goto(path);
+    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    expect(scroll, `horizontal scroll on ${path || "workspace"}`).toBeLessThanOrEqual(width);
+    if (!path) await shot("workspace-390");
+  }
+});

@@ -1,0 +1,31 @@
+// Scripted fake-LM behaviour for the browser tests, as rules matched on text in the request (first match
+// wins; the `--auto` rule answers everything else). The strings are what DSPy's ChatAdapter parses (see
+// fleet_rlm.testing.fake_lm_dspy). Markers printed by a step's code show up in the next step's prompt, which
+// is how a stateless rule knows a step already ran.
+
+const fields = (f: Record<string, string>) =>
+  [...Object.entries(f).map(([k, v]) => `[[ ## ${k} ## ]]\n${v}`), "[[ ## completed ## ]]"].join("\n\n");
+const step = (reasoning: string, code: string) => fields({ reasoning, code: "```python\n" + code + "\n```" });
+const submit = (reasoning: string, answer: string) => step(reasoning, `SUBMIT(answer=${JSON.stringify(answer)})`);
+const rule = (contains: string, respond: unknown) => ({ contains, kind: "root", respond });
+
+/** Task text that starts the depth-2 fan-out: three parallel children, one of which delegates once more. */
+export const FAN_OUT_TASK = "Fan out the tree: split the work into parallel children";
+export const FAN_OUT_ANSWER = "Fan-out done: alpha, beta and gamma (with delta) answered.";
+/** Task text whose RLM steps never submit (each iteration prints and goes on) until a limit or Stop ends it. */
+export const LOOP_TASK = "Keep looping until a limit stops you";
+/** Task text whose root LM call fails with an HTTP 400 (a failed turn). */
+export const FAIL_TASK = "Break on purpose: this model call fails";
+
+export const RULES = [
+  rule("M-ROOT-DONE", submit("All children answered.", FAN_OUT_ANSWER)),
+  rule("M-GAMMA-DONE", submit("Delta answered.", "gamma: delta says ok")),
+  rule("M-LEAF-DONE", submit("Summaries in.", "leaf ok")),
+  rule("Fan out the tree", step("Split into three sub-tasks.", "res = rlm_query_batched(['leaf alpha', 'leaf beta', 'branch gamma'])\nprint('M-ROOT-DONE', res)")),
+  rule("branch gamma", step("Delegate one level deeper.", "d = rlm_query('leaf delta')\nprint('M-GAMMA-DONE', d)")),
+  rule("leaf ", step("Ask two sub-LM questions at once.", "r = llm_query_batched(['summarize part one', 'summarize part two'])\nprint('M-LEAF-DONE', r)")),
+  rule("Keep looping until a limit", step("Not done yet, keep going.", "import time\ntime.sleep(0.3)\nprint('tick')")),
+  rule("Break on purpose", { status: 400, error: "The fake model refuses this request (scripted failure)." }),
+];
+
+export const SCRIPT = { rules: RULES, default: "A short sub-LM answer." };
