@@ -100,7 +100,7 @@ function Conversation({ sessionId }: { sessionId?: string }) {
         {currentRunId && (
           <article className="turn stack" aria-label="Current turn">
             <UserMessage text={currentTurn?.user_message ?? started?.message ?? view.timeline.input ?? "…"} />
-            <RunPanel view={view} onRetry={retry} outcome={(run.data as { outcome?: string | null } | undefined)?.outcome} />
+            <RunPanel view={view} onRetry={retry} outcome={run.data?.outcome} stopReason={run.data?.stop_reason} />
           </article>
         )}
         <div ref={bottom} />

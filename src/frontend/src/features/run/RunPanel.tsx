@@ -11,17 +11,19 @@ import { RunInspector } from "./tree/RunInspector";
 import { UsageCounter } from "./UsageCounter";
 import { useStop } from "./useStop";
 
-export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutcome }: {
+export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutcome, stopReason }: {
   view: RunView;
   showSteps?: boolean;
   onRetry?: () => void;
+  /** The run record's outcome (complete | partial) and stop_reason, when known. */
   outcome?: string | null;
+  stopReason?: string | null;
 }) {
   const { timeline, connection, error } = view;
   const runId = timeline.runId;
   const stop = useStop(runId);
   const running = timeline.phase === "running";
-  const { outcome, reason } = runOutcome(timeline, view.events, serverOutcome);
+  const { outcome, reason } = runOutcome(timeline, view.events, serverOutcome, stopReason);
   return (
     <section className="stack" aria-label="Run" data-testid="run-panel" data-phase={timeline.phase} data-outcome={outcome}>
       <div className="row">

@@ -1,6 +1,6 @@
 // The honest status of a run: succeeded, partial (a budget or the time limit stopped it, named), failed,
-// cancelled or interrupted. A server-side `outcome` wins when the run record has one; until then it is
-// derived from the events (a root-level budget_exhausted, or the final answer's `partial` field).
+// cancelled or interrupted. The server says complete|partial (turn_finished.outcome / the run's outcome, with
+// stop_reason); older runs without it are read from the events (a root-level budget_exhausted).
 import type { FleetEvent } from "../../lib/api/events.gen";
 import type { Timeline } from "../../lib/events/types";
 
@@ -30,12 +30,14 @@ export function budgetText(budget: string, used: number, limit: number): string 
   return `stopped by ${name} (${budget}: ${used}${unit} of ${limit}${unit})`;
 }
 
-export function runOutcome(timeline: Timeline, events: FleetEvent[], serverOutcome?: string | null): OutcomeInfo {
-  const budget = events.find((e): e is Extract<FleetEvent, { type: "budget_exhausted" }> => e.type === "budget_exhausted" && e.depth === 0);
-  const reason = budget ? budgetText(budget.budget, budget.used, budget.limit) : null;
-  if (serverOutcome && serverOutcome in OUTCOME_LABEL) return { outcome: serverOutcome as Outcome, reason };
+export function runOutcome(timeline: Timeline, events: FleetEvent[], serverOutcome?: string | null, serverReason?: string | null): OutcomeInfo {
   if (timeline.phase !== "succeeded") return { outcome: timeline.phase, reason: null };
-  const final = events.find((e): e is Extract<FleetEvent, { type: "final" }> => e.type === "final");
-  if (budget || final?.fields?.partial === true) return { outcome: "partial", reason: reason ?? "stopped by a budget" };
-  return { outcome: "succeeded", reason: null };
+  const budget = events.find((e): e is Extract<FleetEvent, { type: "budget_exhausted" }> => e.type === "budget_exhausted" && e.depth === 0);
+  const finished = events.find((e): e is Extract<FleetEvent, { type: "turn_finished" }> => e.type === "turn_finished");
+  const outcome = finished?.outcome ?? serverOutcome ?? null;
+  const stopReason = finished?.stop_reason ?? serverReason ?? budget?.budget ?? null;
+  const partial = outcome ? outcome === "partial" : !!budget;
+  if (!partial) return { outcome: "succeeded", reason: null };
+  const reason = budget ? budgetText(budget.budget, budget.used, budget.limit) : stopReason ? `stopped by ${BUDGET_NAME[stopReason] ?? stopReason}` : "stopped by a budget";
+  return { outcome: "partial", reason };
 }
