@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from generated import write_or_check
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import os
 
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 
 from .isolation import assert_error, bearer, new_session, seed_artifact, seed_run, token_settings, user_id

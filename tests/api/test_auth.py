@@ -17,7 +17,7 @@ from fastapi import WebSocket
 from fastapi.testclient import TestClient
 from jwt.algorithms import RSAAlgorithm
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.api.auth import TicketUserDep, consume_ticket, mint_token
 from fleet_rlm.config import Settings
 from fleet_rlm.store import utcnow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 
 from .isolation import assert_error, bearer, new_session, seed_run, token_settings

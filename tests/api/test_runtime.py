@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.modules import list_modules
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, python_block

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, sub_lm_rule
 from tests.api.isolation import assert_error, bearer, new_session, token_settings

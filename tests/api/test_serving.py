@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.api.serving import FleetServer, uvicorn_config
 from fleet_rlm.config import Settings
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.skills import list_skills, skill_instructions
 from fleet_rlm.skills.cards_loader import parse_card

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 
 from .isolation import assert_error, bearer, token_settings

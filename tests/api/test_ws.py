@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from starlette.websockets import WebSocketDisconnect
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.api.auth import mint_token
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, rlm_step, sub_lm_rule

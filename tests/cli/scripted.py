@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.cli.inprocess import EmbeddedServer
 from fleet_rlm.config import Settings
 from fleet_rlm.events import (
@@ -42,6 +42,12 @@ class ScriptedRuntime:
     def __init__(self) -> None:
         self.started = threading.Event()
         self.requests: list[TurnRequest] = []
+
+    def end_session(self, session_id: str) -> None:
+        """No sandboxes: nothing to close."""
+
+    def shutdown(self) -> None:
+        """Nothing held."""
 
     def run_turn(self, request: TurnRequest, sink: Any, token: CancelToken) -> TurnResult:
         self.requests.append(request)
@@ -86,8 +92,7 @@ def scripted_server(settings: Settings) -> Iterator[tuple[str, ScriptedRuntime]]
     """The real app with a scripted runtime, on an ephemeral loopback port."""
     runtime = ScriptedRuntime()
     settings = settings.model_copy(update={"lm_model": "openai/scripted"})
-    app = create_app(settings)
-    app.state.runtime_override = runtime
+    app = create_app(settings, runtime=runtime)
     server = EmbeddedServer(settings, app)
     try:
         yield server.start(), runtime

@@ -1,24 +1,16 @@
 """End to end in the default (embedded server) mode with the real turn runtime and the fake LM server.
 
 `fleet` with scripted stdin and `fleet-rlm run --json` start the real app in-process; the answers come from
-`FakeLMServer` over HTTP. Skipped until `fleet_rlm.runtime.TurnRuntime` exists (the API builds it at startup).
+`FakeLMServer` over HTTP.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
-import pytest
-
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.cli.helpers import cli_env, run_cli
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(importlib.import_module("fleet_rlm.runtime"), "TurnRuntime"),
-    reason="the turn runtime (fleet_rlm.runtime.TurnRuntime) has not landed yet",
-)
 
 
 def _env(data_dir: Path, lm: FakeLMServer) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from tests.conftest import POSTGRES_ADMIN_URL, _admin, drop_postgres_database, make_postgres_database
 

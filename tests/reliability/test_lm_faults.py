@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.testing import FakeLMServer, FakeResponse, adapter_fields_rule
 from tests.security.harness import base_settings, new_session, run_turn
 

@@ -13,7 +13,7 @@ import pytest
 from fleet_rlm.config import Settings
 from fleet_rlm.events import EventBase
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource, TurnOptions, TurnRequest, TurnResult
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_server import FakeLMServer
 
 

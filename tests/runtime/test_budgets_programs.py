@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.programs import DIRECT, ProgramSpec
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step
 from fleet_rlm.testing.fake_lm_server import FakeLMServer
 from tests.runtime.conftest import assert_lifecycle, make_request, run

@@ -10,7 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from fleet_rlm.config import Settings
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.sandbox.daytona import shutdown_backends
 from fleet_rlm.testing import FakeLMServer, rlm_step, rlm_submit, sub_lm_rule
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import ContextSource
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing import RecordedRequest, adapter_fields_rule, requested_output_fields
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule

@@ -7,7 +7,7 @@ import threading
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import ContextSource
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import is_adapter_request, sub_lm_rule
 from fleet_rlm.testing.fake_lm_server import FakeLMServer

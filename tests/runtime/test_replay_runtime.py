@@ -12,7 +12,7 @@ from fleet_rlm.runtime.contracts import CancelToken, TurnRequest
 from fleet_rlm.runtime.lm_exchange import LMExchange, RecordingDone, TurnInputs, request_from_inputs
 from fleet_rlm.runtime.programs import RLM_TASK, BuiltinPrograms, ProgramSpec
 from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
 from fleet_rlm.testing.fake_lm_server import FakeLMServer

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import ContextSource
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.sandbox.daytona import shutdown_backends
 from fleet_rlm.testing import FakeLMServer, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer

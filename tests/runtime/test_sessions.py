@@ -13,7 +13,7 @@ import pytest
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import CancelToken, HistoryTurn
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_extract, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_server import FakeLMServer
 from fleet_rlm.testing.fake_lm_types import RecordedRequest

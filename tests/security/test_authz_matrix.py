@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from starlette.websockets import WebSocketDisconnect
 from typer.testing import CliRunner
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.api.auth import issue_ticket
 from fleet_rlm.testing import FakeLMServer
 from tests.api.isolation import bearer, on_app, token_settings

@@ -98,11 +98,11 @@ ALLOWED: dict[str, str] = {
     "config.py": "reads the operator's .env / TOML policy file",
     "store/migrate.py": "the SQLite file and Alembic scripts in the data dir / package",
     "llm/secrets.py": "<data_dir>/secret.key (0600, host-only)",
-    "api/attachment_files.py": "<data_dir>/attachments (host-only, outside every workspace)",
+    "services/attachments.py": "<data_dir>/attachments (host-only, outside every workspace)",
     "api/routes/attachments.py": "<data_dir>/attachments (host-only, outside every workspace)",
     "api/multipart_upload.py": "spools uploads to host-only temporary files",
-    "api/startup.py": "creates and probes the data dir itself",
-    "api/runtime_checks.py": "probes host binaries and the data dir",
+    "services/startup.py": "creates and probes the data dir itself",
+    "services/status.py": "probes host binaries and the data dir",
     "api/spa.py": "serves the bundled UI build from the package",
     "ui/__init__.py": "locates the bundled UI build in the package",
     "runtime/context/sources.py:load_file": "attachments live in <data_dir>/attachments (host-only)",
@@ -215,7 +215,7 @@ def test_the_gate_catches_what_it_claims(tmp_path: Path) -> None:
     assert flagged == sorted(
         ["open(", ".read_text(", ".resolve(", "os.walk(", "os.chmod(", "shutil.copy(", ".iterdir("]
     )
-    assert not _allowed("runtime/workspace.py", None) and not _allowed("api/volume_fs.py", "list_tree")
+    assert not _allowed("runtime/workspace.py", None) and not _allowed("services/volume.py", "list_tree")
     assert _allowed("runtime/context/sources.py", "load_file") and not _allowed(
         "runtime/context/sources.py", "load_path"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.sandbox import ensure_roots
 from fleet_rlm.sandbox.roots import MEMORIES_HEADER, SANDBOX_GID, sandbox_gid

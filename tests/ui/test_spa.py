@@ -6,7 +6,7 @@ import re
 
 from fastapi.testclient import TestClient
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.ui import dist_dir, index_file
 

@@ -1,4 +1,4 @@
-"""`create_app(settings)`: the FastAPI application. Nothing is built at import time."""
+"""`create_app(settings, runtime=...)`: the FastAPI application. Nothing is built at import time."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from fleet_rlm.api.routes import (
     profiles,
     roles,
     runs,
-    runtime,
     sandboxes,
     sessions,
     skills,
@@ -32,15 +31,18 @@ from fleet_rlm.api.routes import (
     volume,
 )
 from fleet_rlm.api.routes import optimization as optimization_routes
-from fleet_rlm.api.startup import prepare_data_dir, prepare_database
-from fleet_rlm.api.turns.lifecycle import turn_machinery
+from fleet_rlm.api.routes import runtime as runtime_routes
 from fleet_rlm.api.ws import events as ws_events
 from fleet_rlm.api.ws import execution as ws_execution
 from fleet_rlm.config import Settings, load_settings
+from fleet_rlm.runtime.contracts import Runtime
+from fleet_rlm.services.startup import prepare_data_dir, prepare_database
+from fleet_rlm.services.turns.lifecycle import turn_machinery
 
 
-def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
-    """Build the app. `overrides` replace settings fields (tests and the CLI use them)."""
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None, **overrides: Any) -> FastAPI:
+    """Build the app. `overrides` replace settings fields (tests and the CLI use them); `runtime` replaces the
+    real turn runtime (a scripted one in tests and demos)."""
     if settings is None:
         settings = load_settings(**overrides)
     elif overrides:
@@ -53,7 +55,10 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
         database = await prepare_database(settings)
         app.state.database = database
         try:
-            async with turn_machinery(app, settings, database), mcp.run():
+            async with turn_machinery(settings, database, runtime) as machinery, mcp.run():
+                app.state.programs = machinery.programs
+                app.state.turns = machinery.turns
+                app.state.optimization = machinery.optimization
                 yield
         finally:
             await database.dispose()
@@ -72,7 +77,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> FastAPI:
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
     app.include_router(turns.router)
-    for module in (profiles, roles, runtime, sandboxes, skills, optimization_status):
+    for module in (profiles, roles, runtime_routes, sandboxes, skills, optimization_status):
         app.include_router(module.router)
     app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)

@@ -1,13 +1,20 @@
-"""Dependency aliases shared by routes (`Annotated` types, so signatures stay short and uniform)."""
+"""Dependency aliases shared by routes (`Annotated` types, so signatures stay short and uniform), and the
+services a running app holds (set by the lifespan in `fleet_rlm.api.app`)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.api.auth import CurrentUserDep, TicketUserDep
 from fleet_rlm.config import Settings
+from fleet_rlm.errors import Unavailable
+from fleet_rlm.optimize.service import OptimizationService
+from fleet_rlm.sandbox import SandboxPool
+from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store import Database
 
 
@@ -21,7 +28,60 @@ def get_database(request: Request) -> Database:
     return database
 
 
+async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """A read-only database session for the request (no commit)."""
+    async with get_database(request).session() as s:
+        yield s
+
+
+async def write_transaction(request: Request) -> AsyncIterator[AsyncSession]:
+    """One transaction for the request: committed when the route returns, rolled back when it raises."""
+    async with get_database(request).transaction() as s:
+        yield s
+
+
+def turn_service(request: Request) -> TurnService:
+    service: TurnService = request.app.state.turns
+    return service
+
+
+def optimization_service(request: Request) -> OptimizationService:
+    service: OptimizationService | None = getattr(request.app.state, "optimization", None)
+    if service is None:
+        raise Unavailable(
+            "the optimization service is not running",
+            code="optimization_unavailable",
+            action="restart the server; check its log for startup errors",
+        )
+    return service
+
+
+def live_pool(request: Request) -> SandboxPool | None:
+    """The runtime's sandbox pool, when it has one (a scripted test runtime may not)."""
+    service = getattr(request.app.state, "turns", None)
+    pool = getattr(getattr(service, "runtime", None), "pool", None)
+    return pool if isinstance(pool, SandboxPool) else None
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DatabaseDep = Annotated[Database, Depends(get_database)]
+ReadDep = Annotated[AsyncSession, Depends(read_session)]
+TxDep = Annotated[AsyncSession, Depends(write_transaction)]
+TurnsDep = Annotated[TurnService, Depends(turn_service)]
+OptimizationDep = Annotated[OptimizationService, Depends(optimization_service)]
 
-__all__ = ["CurrentUserDep", "DatabaseDep", "SettingsDep", "TicketUserDep", "get_database", "get_settings"]
+__all__ = [
+    "CurrentUserDep",
+    "DatabaseDep",
+    "OptimizationDep",
+    "ReadDep",
+    "SettingsDep",
+    "TicketUserDep",
+    "TurnsDep",
+    "TxDep",
+    "get_database",
+    "get_settings",
+    "live_pool",
+    "optimization_service",
+    "turn_service",
+]

@@ -38,7 +38,7 @@ REMOTE_NO_MODEL_HELP = (
 
 def _prepare_local(settings: object) -> None:
     """Predictable startup failures (data dir, database) as one-line errors before the server starts."""
-    from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+    from fleet_rlm.services.startup import prepare_data_dir, prepare_database
 
     prepare_data_dir(settings)  # type: ignore[arg-type]
 

@@ -29,7 +29,7 @@ class EmbeddedServer:
     """uvicorn on a daemon thread; `start()` returns once the app's lifespan finished and a port is bound."""
 
     def __init__(self, settings: Settings, app: FastAPI | None = None, *, log_file: Path | None = None) -> None:
-        from fleet_rlm.api import create_app
+        from fleet_rlm.api.app import create_app
 
         self.settings = settings
         self.app = app if app is not None else create_app(settings)

@@ -143,7 +143,7 @@ def _alone(attach_fd: int) -> bool:
 async def _serve(settings: Settings) -> int:
     import uvicorn
 
-    from fleet_rlm.api import create_app
+    from fleet_rlm.api.app import create_app
 
     token = secrets.token_urlsafe(32)
     app = create_app(settings.model_copy(update={"host": "127.0.0.1"}))
@@ -185,7 +185,7 @@ async def _serve(settings: Settings) -> int:
 
 def _prepare(settings: Settings) -> None:
     """The predictable startup failures (data dir, database) as one structured error for the waiting CLI."""
-    from fleet_rlm.api.startup import prepare_data_dir, prepare_database
+    from fleet_rlm.services.startup import prepare_data_dir, prepare_database
 
     prepare_data_dir(settings)
 

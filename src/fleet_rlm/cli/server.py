@@ -9,9 +9,9 @@ import os
 import socket
 import webbrowser
 
-from fleet_rlm.api.startup import prepare_data_dir, prepare_database
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
+from fleet_rlm.services.startup import prepare_data_dir, prepare_database
 
 
 def is_loopback(host: str) -> bool:
@@ -86,7 +86,7 @@ def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, p
         config.timeout_graceful_shutdown = max(config.timeout_graceful_shutdown or 0, int(settings.shutdown_grace_s))
         Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
-    from fleet_rlm.api import create_app
+    from fleet_rlm.api.app import create_app
 
     server = FleetServer(uvicorn_config(settings, create_app(settings)))
     try:

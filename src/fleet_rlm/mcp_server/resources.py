@@ -13,12 +13,12 @@ import json
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from fleet_rlm.api.lookups import owned_artifact, owned_session
-from fleet_rlm.api.volume_fs import read_file
 from fleet_rlm.errors import FleetError
 from fleet_rlm.mcp_server.errors import from_fleet_error
 from fleet_rlm.mcp_server.outputs import SessionInfo, TurnInfo
 from fleet_rlm.mcp_server.scope import current
+from fleet_rlm.services.lookups import owned_artifact, owned_session
+from fleet_rlm.services.volume import read_file
 from fleet_rlm.store.repos import artifacts as artifacts_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo

@@ -16,7 +16,7 @@ from fleet_rlm.mcp_server.errors import mcp_error
 from fleet_rlm.store import Database
 
 if TYPE_CHECKING:
-    from fleet_rlm.api.turns.service import TurnService
+    from fleet_rlm.services.turns.service import TurnService
 
 STATE_KEY = "fleet_mcp"
 

@@ -12,11 +12,6 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field, ValidationError
 
-from fleet_rlm.api.live.codec import row_to_json
-from fleet_rlm.api.live.follow import follow_run
-from fleet_rlm.api.lookups import owned_run, owned_session
-from fleet_rlm.api.turns.inputs import TurnInput
-from fleet_rlm.api.turns.service import Caller
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import TERMINAL_TYPES
 from fleet_rlm.mcp_server.errors import from_fleet_error, mcp_error
@@ -31,6 +26,11 @@ from fleet_rlm.mcp_server.outputs import (
 )
 from fleet_rlm.mcp_server.progress import describe
 from fleet_rlm.mcp_server.scope import McpScope, current
+from fleet_rlm.services.live.codec import row_to_json
+from fleet_rlm.services.live.follow import follow_run
+from fleet_rlm.services.lookups import owned_run, owned_session
+from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.services.turns.run_deps import Caller
 from fleet_rlm.store.repos import events as events_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo

@@ -19,9 +19,9 @@ from fleet_rlm.config import Settings
 from fleet_rlm.errors import NotFound
 from fleet_rlm.optimize.metrics import METRIC_DESCRIPTIONS, METRICS, Metric
 from fleet_rlm.optimize.signatures import CitedAnswer, ExtractFromLogs, SkillTask, SummarizeDocument
+from fleet_rlm.runtime.modes.direct import DirectAnswer
+from fleet_rlm.runtime.modes.router import RouteTurn
 from fleet_rlm.runtime.programs import BUILTIN_INSTRUCTIONS, DIRECT, RLM_ACTION, RLM_EXTRACT, ROUTER
-from fleet_rlm.runtime.router import RouteTurn
-from fleet_rlm.runtime.simple_modes import DirectAnswer
 
 Kind = Literal["program", "task", "skill"]
 LMProvider = Callable[[str], dspy.BaseLM]

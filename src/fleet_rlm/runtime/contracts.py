@@ -152,3 +152,19 @@ class CancelToken:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._event.wait(timeout)
+
+
+class Runtime(Protocol):
+    """What the services need of a turn runtime: `TurnRuntime`, or a scripted one in tests and demos."""
+
+    def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:
+        """Run the turn to its end (blocking; called from a worker thread). Raises only TurnAlreadyRunning."""
+        ...
+
+    def end_session(self, session_id: str) -> None:
+        """Close the session's sandbox now (the session was deleted)."""
+        ...
+
+    def shutdown(self) -> None:
+        """Release what the runtime owns (its sandbox pool)."""
+        ...

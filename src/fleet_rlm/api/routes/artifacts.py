@@ -10,12 +10,12 @@ from fastapi.responses import StreamingResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
-from fleet_rlm.api.lookups import owned_artifact, owned_run, owned_session
 from fleet_rlm.api.pagination import PageDep
 from fleet_rlm.api.routes.attachments import SAFE_DOWNLOAD_HEADERS
-from fleet_rlm.api.schemas.artifacts import ArtifactOut, ArtifactPage
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.volume_fs import open_confined
+from fleet_rlm.schemas.artifacts import ArtifactOut, ArtifactPage
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.services.lookups import owned_artifact, owned_run, owned_session
+from fleet_rlm.services.volume import open_confined
 from fleet_rlm.store.repos import artifacts
 
 router = APIRouter(prefix="/api/v1/artifacts", tags=["artifacts"])

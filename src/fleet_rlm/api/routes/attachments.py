@@ -12,7 +12,15 @@ from fastapi.responses import FileResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from fleet_rlm.api.attachment_files import (
+from fleet_rlm.api.auth import CurrentUserDep, Principal
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.multipart_upload import receive_upload, too_large
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, FleetError, InvalidInput
+from fleet_rlm.runtime.context.convert import check_upload, document_limits
+from fleet_rlm.schemas.artifacts import AttachmentCreate, AttachmentOut
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.services.attachments import (
     absolute_path,
     media_type_for,
     name_from_url,
@@ -20,15 +28,7 @@ from fleet_rlm.api.attachment_files import (
     relative_path,
     sanitize_filename,
 )
-from fleet_rlm.api.auth import CurrentUserDep, Principal
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.lookups import owned_attachment, owned_session
-from fleet_rlm.api.multipart_upload import receive_upload, too_large
-from fleet_rlm.api.schemas.artifacts import AttachmentCreate, AttachmentOut
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict, FleetError, InvalidInput
-from fleet_rlm.runtime.context.convert import check_upload, document_limits
+from fleet_rlm.services.lookups import owned_attachment, owned_session
 from fleet_rlm.store import Database, new_id
 from fleet_rlm.store.models import Attachment
 from fleet_rlm.store.repos import attachments

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep, issue_ticket
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.schemas.auth import Me, WsTicketOut
+from fleet_rlm.schemas.auth import Me, WsTicketOut
 from fleet_rlm.store import utcnow
 
 router = APIRouter(prefix="/api/v1/auth", tags=["auth"])

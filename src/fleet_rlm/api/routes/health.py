@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from fleet_rlm import __version__
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.sandbox_status import sandbox_readiness
 from fleet_rlm.config import Settings
+from fleet_rlm.services.sandbox_status import sandbox_readiness
 
 router = APIRouter(tags=["health"])
 

@@ -16,11 +16,17 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from fleet_rlm.api.auth import CurrentUserDep, require_admin
-from fleet_rlm.api.deps import DatabaseDep
-from fleet_rlm.api.live.sse import sse_response
-from fleet_rlm.api.optimization_service import optimization_service
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.optimization import (
+from fleet_rlm.api.deps import DatabaseDep, optimization_service
+from fleet_rlm.api.sse import sse_response
+from fleet_rlm.errors import Conflict, InvalidInput, NotFound
+from fleet_rlm.events.status import FINAL
+from fleet_rlm.optimize.compare import compare_runs, markdown_report
+from fleet_rlm.optimize.datasets import load_dataset_text, validate_rows
+from fleet_rlm.optimize.feedback import FeedbackRecord, rows_from_feedback
+from fleet_rlm.optimize.gepa_run import GEPAConfig
+from fleet_rlm.optimize.modules import get_module, list_modules
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.optimization import (
     CompareOut,
     DatasetCreate,
     DatasetDetail,
@@ -34,13 +40,6 @@ from fleet_rlm.api.schemas.optimization import (
     RunResults,
     VersionOut,
 )
-from fleet_rlm.errors import Conflict, InvalidInput, NotFound
-from fleet_rlm.events.status import FINAL
-from fleet_rlm.optimize.compare import compare_runs, markdown_report
-from fleet_rlm.optimize.datasets import load_dataset_text, validate_rows
-from fleet_rlm.optimize.feedback import FeedbackRecord, rows_from_feedback
-from fleet_rlm.optimize.gepa_run import GEPAConfig
-from fleet_rlm.optimize.modules import get_module, list_modules
 from fleet_rlm.store.models import Dataset, OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
 from fleet_rlm.store.repos import optimization as opt_repo

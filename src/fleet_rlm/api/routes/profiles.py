@@ -15,8 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.api.auth import CurrentUserDep, require_admin
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.profiles import (
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict
+from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
+from fleet_rlm.llm.endpoints import check_api_base
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.profiles import (
     ImportedProfile,
     ImportEnvResult,
     ModelList,
@@ -25,7 +29,7 @@ from fleet_rlm.api.schemas.profiles import (
     ProfileOut,
     ProfileUpdate,
 )
-from fleet_rlm.api.user_lms import (
+from fleet_rlm.services.lms import (
     OPTION_FIELDS,
     options_of,
     owned_profile,
@@ -34,10 +38,6 @@ from fleet_rlm.api.user_lms import (
     roles_by_profile,
     to_lm_profile,
 )
-from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict
-from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
-from fleet_rlm.llm.endpoints import check_api_base
 from fleet_rlm.store.models import LlmProfile
 from fleet_rlm.store.repos import profiles as profiles_repo
 

@@ -7,9 +7,9 @@ from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.schemas.profiles import RolesOut, RolesUpdate
-from fleet_rlm.api.user_lms import explain_roles, load_config, owned_profile
 from fleet_rlm.llm import ROLES
+from fleet_rlm.schemas.profiles import RolesOut, RolesUpdate
+from fleet_rlm.services.lms import explain_roles, load_config, owned_profile
 from fleet_rlm.store.repos import profiles as profiles_repo
 
 router = APIRouter(prefix="/api/v1/llm-roles", tags=["llm-profiles"])

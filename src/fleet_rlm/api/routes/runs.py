@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
-from fleet_rlm.api.live.codec import row_to_json
-from fleet_rlm.api.lookups import owned_run
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.runs import EventOut, EventPage, RunOut, StepList
-from fleet_rlm.api.steps import group_steps
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.runs import EventOut, EventPage, RunOut, StepList
+from fleet_rlm.services.live.codec import row_to_json
+from fleet_rlm.services.lookups import owned_run
+from fleet_rlm.services.steps import group_steps
 from fleet_rlm.store.repos import events
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])

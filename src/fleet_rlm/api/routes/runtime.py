@@ -8,17 +8,10 @@ import asyncio
 from fastapi import APIRouter, Request
 
 from fleet_rlm.api.auth import AdminUserDep, CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.runtime_checks import (
-    database_status,
-    daytona_status,
-    root_model_status,
-    run_daytona_smoke,
-    sandbox_summary,
-)
-from fleet_rlm.api.runtime_prefs import apply, load_overrides, server_values, update_overrides
-from fleet_rlm.api.sandbox_leases import live_pool, user_sandboxes
-from fleet_rlm.api.schemas.runtime import (
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
+from fleet_rlm.config import Settings
+from fleet_rlm.llm import LMCheckResult, check_lm
+from fleet_rlm.schemas.runtime import (
     DaytonaTestResult,
     RuntimeSettingsOut,
     RuntimeSettingsPatch,
@@ -26,9 +19,16 @@ from fleet_rlm.api.schemas.runtime import (
     RuntimeValues,
     SandboxStatus,
 )
-from fleet_rlm.api.user_lms import load_config, resolve_for_user
-from fleet_rlm.config import Settings
-from fleet_rlm.llm import LMCheckResult, check_lm
+from fleet_rlm.services.lms import load_config, resolve_for_user
+from fleet_rlm.services.preferences import apply, load_overrides, server_values, update_overrides
+from fleet_rlm.services.sandbox_leases import user_sandboxes
+from fleet_rlm.services.status import (
+    database_status,
+    daytona_status,
+    root_model_status,
+    run_daytona_smoke,
+    sandbox_summary,
+)
 from fleet_rlm.store.repos import runs as runs_repo
 
 router = APIRouter(prefix="/api/v1/runtime", tags=["runtime"])

@@ -7,11 +7,11 @@ import asyncio
 from fastapi import APIRouter, Request, Response
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.sandbox_leases import live_pool, user_sandboxes
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.runtime import SandboxList, SandboxOut
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
 from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.runtime import SandboxList, SandboxOut
+from fleet_rlm.services.sandbox_leases import user_sandboxes
 
 router = APIRouter(prefix="/api/v1/sandboxes", tags=["sandboxes"])
 NOT_FOUND: Responses = {404: {"description": "No live sandbox with this id for this user."}}

@@ -9,13 +9,11 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.api.export import build_export
-from fleet_rlm.api.lookups import not_found, owned_session
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
 from fleet_rlm.api.pagination import PageDep
-from fleet_rlm.api.sandbox_leases import live_pool
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.sessions import (
+from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.sessions import (
     ActiveRun,
     SessionCreate,
     SessionExport,
@@ -27,7 +25,8 @@ from fleet_rlm.api.schemas.sessions import (
     TurnOut,
     TurnPage,
 )
-from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.services.export import build_export
+from fleet_rlm.services.lookups import not_found, owned_session
 from fleet_rlm.store.repos import runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.schemas.skills import SkillList, SkillOut, SkillSummary
+from fleet_rlm.schemas.skills import SkillList, SkillOut, SkillSummary
 from fleet_rlm.skills import SkillCard, get_skill, list_skills
 from fleet_rlm.skills.cards_loader import unknown_skill
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
-from fleet_rlm.api.lookups import owned_run
-from fleet_rlm.api.schemas.runs import FeedbackCreate, FeedbackOut
+from fleet_rlm.schemas.runs import FeedbackCreate, FeedbackOut
+from fleet_rlm.services.lookups import owned_run
 from fleet_rlm.store.repos import feedback
 
 router = APIRouter(prefix="/api/v1/traces", tags=["traces"])

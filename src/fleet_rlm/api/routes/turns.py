@@ -10,11 +10,12 @@ from pydantic import BaseModel
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
-from fleet_rlm.api.live.follow import follow_run
-from fleet_rlm.api.live.sse import resume_point, sse_response
-from fleet_rlm.api.turns.inputs import TurnInput
-from fleet_rlm.api.turns.service import Caller, TurnService
+from fleet_rlm.api.sse import resume_point, sse_response
 from fleet_rlm.errors import InvalidInput, NotFound
+from fleet_rlm.services.live.follow import follow_run
+from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.services.turns.run_deps import Caller
+from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store.repos import runs as runs_repo
 
 router = APIRouter(prefix="/api/v1", tags=["turns"])

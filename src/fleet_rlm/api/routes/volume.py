@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.schemas.common import Responses
-from fleet_rlm.api.schemas.volume import VolumeFile, VolumeTree
-from fleet_rlm.api.volume_fs import FILE_MAX_BYTES, TREE_MAX_DEPTH, TREE_MAX_ENTRIES, list_tree, read_file
+from fleet_rlm.schemas.common import Responses
+from fleet_rlm.schemas.volume import VolumeFile, VolumeTree
+from fleet_rlm.services.volume import FILE_MAX_BYTES, TREE_MAX_DEPTH, TREE_MAX_ENTRIES, list_tree, read_file
 
 router = APIRouter(prefix="/api/v1/runtime/volume", tags=["volume"])
 ERRORS: Responses = {

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from fleet_rlm.api.live.follow import follow_run, follow_session
-from fleet_rlm.api.turns.service import TurnService
 from fleet_rlm.api.ws.auth import accept_authenticated
 from fleet_rlm.api.ws.frames import error_frame
+from fleet_rlm.services.live.follow import follow_run, follow_session
+from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 

@@ -12,13 +12,13 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from fleet_rlm.api.live.follow import follow_run
 from fleet_rlm.api.routes.turns import caller_of
-from fleet_rlm.api.turns.inputs import MessageFrame
-from fleet_rlm.api.turns.service import TurnService
 from fleet_rlm.api.ws.auth import accept_authenticated
 from fleet_rlm.api.ws.frames import CancelFrame, CommandFrame, FrameError, error_frame, parse_frame
 from fleet_rlm.errors import FleetError
+from fleet_rlm.services.live.follow import follow_run
+from fleet_rlm.services.turns.inputs import MessageFrame
+from fleet_rlm.services.turns.service import TurnService
 
 router = APIRouter()
 

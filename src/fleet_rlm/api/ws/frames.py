@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fleet_rlm.api.turns.inputs import MessageFrame
+from fleet_rlm.services.turns.inputs import MessageFrame
 
 MAX_FRAME_BYTES = 2 * 1024 * 1024
 MAX_FRAME_DEPTH = 32

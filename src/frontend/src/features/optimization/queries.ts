@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, call, type Schemas } from "../../lib/api/client";
 
-export type OptRun = Schemas["fleet_rlm__api__schemas__optimization__RunOut"];
+export type OptRun = Schemas["fleet_rlm__schemas__optimization__RunOut"];
 export type Module = Schemas["ModuleOut"];
 export type Dataset = Schemas["DatasetOut"];
 export type Compare = Schemas["CompareOut"];

@@ -2165,7 +2165,7 @@ export interface components {
             /** Turns */
             turns: components["schemas"]["TurnOut"][];
             /** Runs */
-            runs: components["schemas"]["fleet_rlm__api__schemas__runs__RunOut"][];
+            runs: components["schemas"]["fleet_rlm__schemas__runs__RunOut"][];
             /** Events */
             events: components["schemas"]["EventOut"][];
             /** Artifacts */
@@ -2600,7 +2600,7 @@ export interface components {
             expires_in: number;
         };
         /** RunOut */
-        fleet_rlm__api__schemas__optimization__RunOut: {
+        fleet_rlm__schemas__optimization__RunOut: {
             /** Id */
             id: string;
             /** Module */
@@ -2649,7 +2649,7 @@ export interface components {
             cancel_requested_at: string | null;
         };
         /** RunOut */
-        fleet_rlm__api__schemas__runs__RunOut: {
+        fleet_rlm__schemas__runs__RunOut: {
             /** Id */
             id: string;
             /** Session Id */
@@ -3173,7 +3173,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["fleet_rlm__api__schemas__runs__RunOut"];
+                    "application/json": components["schemas"]["fleet_rlm__schemas__runs__RunOut"];
                 };
             };
             /** @description No such run for this user. */
@@ -4605,7 +4605,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"][];
+                    "application/json": components["schemas"]["fleet_rlm__schemas__optimization__RunOut"][];
                 };
             };
             /** @description Validation Error */
@@ -4638,7 +4638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                    "application/json": components["schemas"]["fleet_rlm__schemas__optimization__RunOut"];
                 };
             };
             /** @description No such resource for this user. */
@@ -4715,7 +4715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                    "application/json": components["schemas"]["fleet_rlm__schemas__optimization__RunOut"];
                 };
             };
             /** @description No such resource for this user. */
@@ -4822,7 +4822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["fleet_rlm__api__schemas__optimization__RunOut"];
+                    "application/json": components["schemas"]["fleet_rlm__schemas__optimization__RunOut"];
                 };
             };
             /** @description No such resource for this user. */

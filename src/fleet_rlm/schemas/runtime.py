@@ -1,0 +1,117 @@
+"""Runtime settings a user may change for their own turns, and the truthful status of what serves them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fleet_rlm.config import ExecutionMode
+
+
+class RuntimeOverrides(BaseModel):
+    """The editable settings, with the bounds a user may choose within. Absent or null: the server default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_mode: ExecutionMode | None = Field(default=None, description="Mode of turns that name none.")
+    max_iters: int | None = Field(default=None, ge=1, le=200, description="RLM iterations per turn.")
+    max_llm_calls: int | None = Field(default=None, ge=1, le=10_000, description="LM calls per turn.")
+    max_depth: int | None = Field(default=None, ge=0, le=5, description="Deepest rlm_query child level.")
+    batch_concurrency: int | None = Field(default=None, ge=1, le=64, description="Parallel sub-LM calls.")
+    turn_timeout_s: float | None = Field(default=None, ge=10, le=86_400, description="Wall-clock limit of a turn.")
+
+
+class RuntimeValues(BaseModel):
+    default_mode: str = Field(description="auto, direct, tools or rlm.")
+    max_iters: int
+    max_llm_calls: int
+    max_depth: int
+    batch_concurrency: int
+    turn_timeout_s: float
+
+
+class RuntimeSettingsOut(BaseModel):
+    """`effective` is what your next turn starts from (a turn's own fields still win)."""
+
+    effective: RuntimeValues
+    overrides: dict[str, Any] = Field(description="Your overrides only (the rest are server defaults).")
+    defaults: RuntimeValues = Field(description="The server's settings.")
+    server: dict[str, Any] = Field(description="Server-wide settings you cannot change (for reference).")
+
+
+RuntimeSettingsPatch = RuntimeOverrides
+
+
+class DatabaseStatus(BaseModel):
+    kind: str = Field(description="sqlite or postgresql.")
+    reachable: bool
+    revision: str | None = Field(description="The schema revision the database is at.")
+    head: str = Field(description="The revision this code needs.")
+    at_head: bool
+    error: str | None
+
+
+class SandboxStatus(BaseModel):
+    backend: str
+    isolation: str
+    usable: bool
+    reason: str | None
+    pool: dict[str, int] | None = Field(description="Warm workers: spares, starting, leased, idle.")
+    live_sandboxes: int = Field(description="Your sessions' live sandboxes.")
+
+
+class DaytonaStatus(BaseModel):
+    configured: bool
+    api_url: str | None
+    reachable: bool | None = Field(description="Whether the API answered; null when not configured.")
+    detail: str
+
+
+class RootModelStatus(BaseModel):
+    configured: bool
+    profile_name: str | None
+    model: str | None
+    source: str | None = Field(description="binding, env or fallback.")
+    problem: str | None
+
+
+class RuntimeStatus(BaseModel):
+    database: DatabaseStatus
+    sandbox: SandboxStatus
+    daytona: DaytonaStatus
+    root_model: RootModelStatus
+    active_runs: int = Field(description="Your queued or running turns.")
+
+
+class SmokeStep(BaseModel):
+    name: str
+    ok: bool
+    detail: str
+    action: str | None
+
+
+class DaytonaTestResult(BaseModel):
+    available: bool = Field(description="Whether this server has the Daytona smoke check.")
+    configured: bool
+    ok: bool = Field(description="True when every step passed.")
+    steps: list[SmokeStep]
+    message: str
+
+
+class SandboxOut(BaseModel):
+    """A live sandbox (a warm Python REPL) held by one of your sessions; its id is the session id."""
+
+    id: str = Field(description="The session id (one sandbox per session).")
+    session_id: str
+    workspace_id: str
+    backend: str
+    started_at: datetime
+    last_used_at: datetime
+    busy: bool = Field(description="A turn is using it now.")
+    alive: bool
+
+
+class SandboxList(BaseModel):
+    items: list[SandboxOut]

@@ -1,0 +1,86 @@
+"""Sessions, turns and the export bundle."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from fleet_rlm.schemas.artifacts import ArtifactOut
+from fleet_rlm.schemas.common import In, Out, PageMeta
+from fleet_rlm.schemas.runs import EventOut, RunOut
+
+
+class SessionOut(Out):
+    id: str
+    title: str
+    summary: str | None
+    settings: dict[str, Any]
+    workspace_id: str | None
+    last_run_id: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionPage(PageMeta):
+    items: list[SessionOut]
+
+
+class SessionCreate(In):
+    title: str = Field(default="", max_length=500)
+    settings: dict[str, Any] = Field(default_factory=dict, description="Per-session options (mode, budgets...).")
+
+
+class SessionUpdate(In):
+    """Only the fields present change."""
+
+    title: str | None = Field(default=None, max_length=500)
+    summary: str | None = Field(default=None, max_length=100_000)
+    settings: dict[str, Any] | None = None
+
+
+class ActiveRun(BaseModel):
+    id: str
+    status: str = Field(description="queued or running.")
+    created_at: datetime
+
+
+class SessionState(BaseModel):
+    session_id: str
+    title: str
+    updated_at: datetime
+    active_run: ActiveRun | None
+
+
+class SessionStates(BaseModel):
+    """The caller's sessions that have a queued or running run (the rest are idle)."""
+
+    items: list[SessionState]
+
+
+class TurnOut(Out):
+    id: str
+    session_id: str
+    index: int
+    user_message: str
+    answer: str | None
+    run_id: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class TurnPage(PageMeta):
+    items: list[TurnOut]
+
+
+class SessionExport(BaseModel):
+    """Everything about one session in one JSON document."""
+
+    format: Literal["fleet-rlm.session-export/1"] = "fleet-rlm.session-export/1"
+    exported_at: datetime
+    session: SessionOut
+    turns: list[TurnOut]
+    runs: list[RunOut]
+    events: list[EventOut]
+    artifacts: list[ArtifactOut]

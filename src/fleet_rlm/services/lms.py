@@ -1,0 +1,265 @@
+"""A user's stored LLM profiles and role bindings, as the llm layer understands them.
+
+Rows hold the API key encrypted (Fernet, `fleet_rlm.llm.secret_box`); keys are decrypted only to call a model
+(a check, a model listing, a turn) and never leave the server. A row imported from the server's environment
+holds no key at all: `key_source` names the environment profile ("env", "env-delegate") whose model, endpoint
+and key are looked up when the LM is built. `turn_lm_provider` gives a turn the caller's models: the runtime
+asks it for a role's LM, and resolution (bindings, DSPY_* environment, fallbacks) happens then, so a
+misconfiguration fails the turn with its code and action like any other turn failure. A user's own endpoint is
+checked against the SSRF rule (`llm.endpoints`) right before use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+from pydantic import SecretStr
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, FleetError, NotFound
+from fleet_rlm.llm import (
+    ENV_DELEGATE_PROFILE,
+    ENV_PROFILE,
+    FALLBACK,
+    ROLES,
+    LMProfile,
+    ModelNotConfigured,
+    RoleBinding,
+    build_lm,
+    env_profiles,
+    mask,
+    parse_role,
+    resolve_profiles,
+    secret_box,
+)
+from fleet_rlm.llm.endpoints import check_api_base
+from fleet_rlm.schemas.profiles import BindingOut, Effective, ProfileOptions, ProfileOut, RoleOut, RoleProblem
+from fleet_rlm.store.models import LlmProfile
+from fleet_rlm.store.models import RoleBinding as BindingRow
+from fleet_rlm.store.repos import profiles as profiles_repo
+
+ENV_DEFAULT = {"root": ENV_PROFILE, "sub": ENV_DELEGATE_PROFILE, "delegate": ENV_DELEGATE_PROFILE}
+ENV_REASON = {
+    ENV_PROFILE: "no binding; the server environment's DSPY_LM_MODEL",
+    ENV_DELEGATE_PROFILE: "no binding; the server environment's DSPY_DELEGATE_LM_MODEL",
+}
+OPTION_FIELDS = tuple(ProfileOptions.model_fields)
+
+
+def profile_not_found(profile_id: str) -> NotFound:
+    return NotFound(
+        f"LLM profile {profile_id} not found",
+        code="profile_not_found",
+        action="list your profiles with GET /api/v1/llm-profiles",
+    )
+
+
+async def owned_profile(s: AsyncSession, *, user_id: str, profile_id: str) -> LlmProfile:
+    row = await profiles_repo.get_profile(s, user_id=user_id, profile_id=profile_id)
+    if row is None:
+        raise profile_not_found(profile_id)
+    return row
+
+
+def options_of(row: LlmProfile) -> ProfileOptions:
+    """The row's optional knobs; unknown or invalid stored keys are ignored rather than breaking reads."""
+    stored = {key: value for key, value in (row.extra or {}).items() if key in OPTION_FIELDS}
+    try:
+        return ProfileOptions.model_validate(stored)
+    except ValueError:
+        return ProfileOptions()
+
+
+def env_profile_of(row: LlmProfile, settings: Settings) -> LMProfile | None:
+    """The server environment's profile a row refers to (None for a row with its own settings)."""
+    if row.key_source is None:
+        return None
+    env = env_profiles(settings).get(row.key_source)
+    if env is None:
+        raise Conflict(
+            f"profile '{row.name}' uses the server's '{row.key_source}' model, which the server no longer sets",
+            code="env_profile_missing",
+            action="set the profile's own model, api_base and api_key, or delete it",
+        )
+    return env
+
+
+def target_of(row: LlmProfile, settings: Settings) -> tuple[str, str | None]:
+    """(model, api_base) the row calls: the environment's for an env reference (when still set), else its own."""
+    if row.key_source is not None:
+        env = env_profiles(settings).get(row.key_source)
+        if env is not None:
+            return env.model, env.api_base
+    return row.model, row.api_base
+
+
+def to_lm_profile(row: LlmProfile, settings: Settings, *, check_base: bool = True) -> LMProfile:
+    """The llm layer's profile with the key decrypted (raises SecretError when it cannot be). The row's own
+    api_base is checked against the SSRF rule first (`lm_base_blocked`), unless `check_base` is False."""
+    options = options_of(row).model_dump()
+    env = env_profile_of(row, settings)
+    if env is not None:
+        return LMProfile(name=row.name, model=env.model, api_base=env.api_base, api_key=env.api_key, **options)
+    if check_base:
+        check_api_base(row.api_base, settings)
+    key = secret_box(settings).decrypt(row.api_key_encrypted) if row.api_key_encrypted else None
+    return LMProfile(
+        name=row.name,
+        model=row.model,
+        api_base=row.api_base,
+        api_key=SecretStr(key) if key else None,
+        provider_env_key=settings.auth_mode == "none",
+        **options,
+    )
+
+
+def profile_out(row: LlmProfile, settings: Settings, roles: list[str], *, action: str | None = None) -> ProfileOut:
+    """The response form: no key, only whether one is set, its mask and where it comes from."""
+    masked = ""
+    if row.api_key_encrypted:
+        try:
+            masked = mask(secret_box(settings).decrypt(row.api_key_encrypted))
+        except FleetError:
+            masked = "(undecryptable: re-enter the key)"
+    model, api_base = target_of(row, settings)
+    key_source = "profile" if row.api_key_encrypted else ("server_env" if row.key_source else None)
+    return ProfileOut(
+        id=row.id,
+        name=row.name,
+        model=model,
+        api_base=api_base,
+        api_key_set=bool(row.api_key_encrypted),
+        api_key_masked=masked,
+        key_source=key_source,
+        has_key=key_source is not None,
+        action=action,
+        roles=sorted(roles),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        **options_of(row).model_dump(),
+    )
+
+
+def roles_by_profile(bindings: list[BindingRow]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for binding in bindings:
+        found.setdefault(binding.profile_id, []).append(binding.role)
+    return found
+
+
+@dataclass
+class UserLMConfig:
+    """The user's rows, loaded in one transaction."""
+
+    profiles: list[LlmProfile]
+    bindings: list[BindingRow]
+
+    @property
+    def empty(self) -> bool:
+        return not self.profiles and not self.bindings
+
+    def named_bindings(self) -> dict[str, RoleBinding]:
+        names = {row.id: row.name for row in self.profiles}
+        return {
+            b.role: RoleBinding(profile=names.get(b.profile_id, b.profile_id), model=b.model_override)
+            for b in self.bindings
+        }
+
+
+async def load_config(s: AsyncSession, *, user_id: str) -> UserLMConfig:
+    return UserLMConfig(
+        profiles=await profiles_repo.list_profiles(s, user_id=user_id),
+        bindings=await profiles_repo.list_bindings(s, user_id=user_id),
+    )
+
+
+def resolve_for_user(settings: Settings, config: UserLMConfig) -> dict[str, LMProfile]:
+    """Every role's profile (keys decrypted). Raises ModelNotConfigured / ProfileNotFound / SecretError, and
+    `lm_base_blocked` when a role would call a user's endpoint the SSRF rule refuses."""
+    stored = [to_lm_profile(row, settings, check_base=False) for row in config.profiles]
+    resolved = resolve_profiles(settings, stored_profiles=stored, bindings=config.named_bindings())  # type: ignore[arg-type]
+    own = {row.name for row in config.profiles if row.key_source is None}
+    for profile in resolved.values():
+        if profile.name in own:
+            check_api_base(profile.api_base, settings)
+    return {str(role): profile for role, profile in resolved.items()}
+
+
+def turn_lm_provider(settings: Settings, config: UserLMConfig) -> Callable[[str], dspy.BaseLM] | None:
+    """The LMs of one turn from the user's profiles; None when the user has none (the server's defaults apply).
+
+    Resolution and key decryption happen on the runtime's first request, inside the turn."""
+    if config.empty:
+        return None
+    lock = threading.Lock()
+    built: dict[str, dspy.BaseLM] = {}
+    resolved: dict[str, LMProfile] = {}
+
+    def provide(role: str) -> dspy.BaseLM:
+        with lock:
+            if role not in built:
+                if not resolved:
+                    resolved.update(resolve_for_user(settings, config))
+                built[role] = build_lm(resolved[parse_role(role)], settings=settings)
+            return built[role]
+
+    return provide
+
+
+def explain_roles(settings: Settings, config: UserLMConfig) -> list[RoleOut]:
+    """Per role: its binding and what it resolves to, with the reason (mirrors llm.resolve_profiles)."""
+    rows: dict[str, LlmProfile] = {row.id: row for row in config.profiles}
+    available: dict[str, tuple[LMProfile, str | None]] = {
+        name: (profile, None) for name, profile in env_profiles(settings).items()
+    }
+    for row in config.profiles:
+        model, api_base = target_of(row, settings)
+        available[row.name] = (LMProfile(name=row.name, model=model, api_base=api_base), row.id)
+    bindings = {b.role: b for b in config.bindings}
+    effective: dict[str, Effective] = {}
+    items: list[RoleOut] = []
+    for role in ROLES:
+        bound = bindings.get(role)
+        binding = None
+        problem: RoleProblem | None = None
+        found: Effective | None = None
+        if bound is not None:
+            target = rows.get(bound.profile_id)
+            binding = BindingOut(
+                profile_id=bound.profile_id, profile_name=target.name if target else "?", model=bound.model_override
+            )
+            if target is not None:
+                profile, pid = available[target.name]
+                reason = f"bound to profile '{target.name}'"
+                found = _effective("binding", profile, pid, bound.model_override, reason)
+        elif role in ENV_DEFAULT and ENV_DEFAULT[role] in available:
+            name = ENV_DEFAULT[role]
+            profile, pid = available[name]
+            reason = ENV_REASON[name] if pid is None else f"no binding; your profile '{name}' (imported from env)"
+            found = _effective("env", profile, pid, None, reason)
+        elif role in FALLBACK and FALLBACK[role] in effective:
+            parent = effective[FALLBACK[role]]
+            found = parent.model_copy(
+                update={"source": "fallback", "reason": f"no binding; uses the {FALLBACK[role]} role's model"}
+            )
+        if found is None:
+            error = ModelNotConfigured(role)
+            problem = RoleProblem(code=error.code, message=error.message, action=error.action)
+        else:
+            effective[role] = found
+        items.append(RoleOut(role=role, binding=binding, effective=found, problem=problem))
+    return items
+
+
+def _effective(source: Any, profile: LMProfile, pid: str | None, override: str | None, reason: str) -> Effective:
+    model = override or profile.model
+    if override:
+        reason += f", model overridden to {override}"
+    return Effective(
+        source=source, profile_name=profile.name, profile_id=pid, model=model, api_base=profile.api_base, reason=reason
+    )

@@ -1,0 +1,135 @@
+"""Execute one run in the background: status, heartbeat, the runtime on a worker thread, then commit the turn.
+
+Whatever happens inside the runtime, the run ends in a final status with a terminal event, and the turn's
+answer is committed before that event is published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from fleet_rlm.events import (
+    ErrorEvent,
+    EventBase,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    TurnInterrupted,
+    event_to_json,
+    with_seq,
+)
+from fleet_rlm.runtime.contracts import CancelToken, TurnResult
+from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.services.turns.recorder import RunRecorder
+from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
+from fleet_rlm.services.turns.sources import build_turn_request
+from fleet_rlm.store.models import Run
+from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import turns as turns_repo
+from fleet_rlm.store.repos.events import append_events
+
+log = logging.getLogger(__name__)
+
+
+async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken) -> None:
+    recorder = RunRecorder(service.database, service.bus, run_id=run.id, session_id=run.session_id, user_id=run.user_id)
+    recorder.start()
+    beat = asyncio.get_running_loop().create_task(_heartbeat(service, run.id, token))
+    result: TurnResult
+    try:
+        async with service.database.transaction() as session:
+            await runs_repo.set_run_status(session, run_id=run.id, status="running", owner=service.owner)
+        request = await build_turn_request(service, caller, run, data)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
+    except Exception as exc:  # the runtime reports its own failures; this is everything around it
+        log.exception("run %s failed outside the runtime", run.id)
+        error = {"code": getattr(exc, "code", "internal_error"), "message": str(exc) or type(exc).__name__}
+        action = getattr(exc, "action", None)
+        recorder.emit(ErrorEvent(run_id=run.id, session_id=run.session_id, actor="runner", action=action, **error))
+        result = TurnResult(status="failed", error={**error, "action": action})
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+    await recorder.close()
+    if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
+        result.usage = recorder.usage
+    if run.id in service.interrupting and result.status != "succeeded":  # stopped by a server shutdown
+        envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
+        interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
+        result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
+        await _commit(service, caller, run, result, interrupted, status="interrupted")
+        return
+    await _commit(service, caller, run, result, terminal_event(run, result, recorder.terminal))
+
+
+async def _heartbeat(service: RunDeps, run_id: str, token: CancelToken) -> None:
+    """Stamp liveness; also pick up cancel requests that reached the database but not this process's bus."""
+    while True:
+        await asyncio.sleep(service.settings.run_heartbeat_s)
+        try:
+            async with service.database.transaction() as session:
+                await runs_repo.heartbeat(session, run_id=run_id, owner=service.owner)
+                run = await runs_repo.get_run(session, run_id=run_id)
+            if run is not None and run.cancel_requested_at is not None:
+                token.cancel("cancelled by request")
+        except Exception as exc:  # a database hiccup must not kill the run
+            log.warning("heartbeat of run %s failed: %s", run_id, exc)
+
+
+async def _commit(
+    service: RunDeps, caller: Caller, run: Run, result: TurnResult, terminal: EventBase, status: str | None = None
+) -> None:
+    """Answer, final status and the terminal event in one transaction; then publish the terminal event."""
+    from fleet_rlm.services.live.codec import to_new_event
+
+    if status is None:
+        status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
+    try:
+        async with service.database.transaction() as session:
+            if run.turn_id and result.answer:
+                await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
+            finished = await runs_repo.set_run_status(
+                session,
+                run_id=run.id,
+                status=status,
+                error=result.error,
+                usage=result.usage or None,
+                outcome=result.outcome,
+                stop_reason=result.stop_reason,
+            )
+            if result.program_version:  # the program version the turn ran (promoted optimizations show here)
+                finished.program_version = result.program_version
+            if result.summary:
+                await sessions_repo.update_session(
+                    session, user_id=caller.user_id, session_id=run.session_id, summary=result.summary
+                )
+            await sessions_repo.touch_session(session, session_id=run.session_id)
+            (row,) = await append_events(session, run_id=run.id, events=[to_new_event(terminal)])
+    except Exception:
+        log.exception("could not commit the result of run %s", run.id)
+        return
+    await service.bus.publish(run.id, run.session_id, [event_to_json(with_seq(terminal, row.seq))])
+
+
+def terminal_event(run: Run, result: TurnResult, held: EventBase | None) -> EventBase:
+    """The runtime's own terminal event when it matches the outcome, else one made from the result."""
+    expected = {"succeeded": "turn_finished", "failed": "turn_failed", "cancelled": "turn_cancelled"}
+    if held is not None and held.type == expected.get(result.status):
+        return held
+    envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
+    if result.status == "succeeded":
+        return TurnFinished(**envelope)
+    if result.status == "cancelled":
+        return TurnCancelled(**envelope, reason="cancelled by request")
+    error = result.error or {}
+    return TurnFailed(
+        **envelope,
+        code=str(error.get("code", "internal_error")),
+        message=str(error.get("message", "the turn failed")),
+        action=error.get("action"),
+    )

@@ -1,0 +1,91 @@
+"""Bring the turn machinery up and down with a server: bus, sandbox pool, runtime (with the DB-backed program
+registry of promoted versions), turn and optimization services, crash recovery. HTTP-free: the API's lifespan
+(and any other surface) enters `turn_machinery` and keeps the `Machinery` it yields."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fleet_rlm.config import Settings
+from fleet_rlm.optimize.programs_db import DatabasePrograms
+from fleet_rlm.optimize.service import OptimizationService
+from fleet_rlm.runtime.contracts import Runtime
+from fleet_rlm.runtime.programs import ProgramRegistry
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.optimization import make_optimization, make_programs
+from fleet_rlm.services.turns.recovery import recover_orphaned_runs, sweep_forever
+from fleet_rlm.services.turns.service import TurnService
+from fleet_rlm.store import Database
+
+
+def make_bus(settings: Settings) -> LocalBus:
+    if settings.database_kind == "postgresql":
+        from fleet_rlm.services.live.pg_bus import PostgresBus
+
+        return PostgresBus(settings.resolved_database_url)
+    return LocalBus()
+
+
+def warm_imports() -> None:
+    """Import the heavy model libraries off the request path, so the first turn does not pay for them."""
+    try:
+        import litellm  # noqa: F401
+
+        from fleet_rlm.llm import pricing  # noqa: F401
+    except Exception:  # warming is an optimisation; the first turn will import (and report) for real
+        return
+
+
+@dataclass(frozen=True)
+class Machinery:
+    """What a running server holds for turns and optimization runs."""
+
+    bus: LocalBus
+    programs: DatabasePrograms
+    runtime: Runtime
+    turns: TurnService
+    optimization: OptimizationService
+
+
+def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) -> Runtime:
+    from fleet_rlm.runtime.turn import TurnRuntime
+
+    return TurnRuntime(settings, programs=programs)
+
+
+@asynccontextmanager
+async def turn_machinery(
+    settings: Settings, database: Database, runtime: Runtime | None = None
+) -> AsyncIterator[Machinery]:
+    """Start everything turns need; `runtime` replaces the real TurnRuntime (tests, scripted demos)."""
+    # Warm after startup completes, so the imports do not compete with it for the GIL.
+    asyncio.get_running_loop().call_later(
+        1.0, lambda: threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
+    )
+    bus = make_bus(settings)
+    await bus.start()
+    programs = await make_programs(database)  # promoted optimized programs, used by new turns
+    if runtime is None:
+        runtime = make_runtime(settings, programs)
+    service = TurnService(settings, database, bus, runtime)
+    optimization = make_optimization(settings, database, programs)
+    await optimization.recover()
+    await recover_orphaned_runs(database, bus, settings, current_owner=service.owner, active=service.tokens)
+    sweeper = asyncio.get_running_loop().create_task(
+        sweep_forever(database, bus, settings, current_owner=service.owner, active=service.tokens)
+    )
+    try:
+        yield Machinery(bus=bus, programs=programs, runtime=runtime, turns=service, optimization=optimization)
+    finally:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await optimization.shutdown()
+        await service.shutdown()
+        await asyncio.to_thread(runtime.shutdown)
+        await bus.stop()

@@ -1,0 +1,46 @@
+"""What executing a run needs, as small typed values: who started it and the parts of the server it uses.
+
+The executor and the request builder take these instead of the whole `TurnService`, so they never import it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet_rlm.config import Settings
+from fleet_rlm.runtime.contracts import Runtime
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.store import Database
+
+SHUTDOWN_REASON = "the server stopped before the turn finished"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who starts a turn and where their workspace lives."""
+
+    user_id: str
+    workspace_id: str
+    workspace_dir: Path
+
+
+def process_owner() -> str:
+    """Identifies this server process in `runs.owner` (host:pid), so recovery can tell dead owners apart."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass
+class RunDeps:
+    """The server parts a running turn uses. `interrupting` holds runs a server shutdown is stopping."""
+
+    settings: Settings
+    database: Database
+    bus: LocalBus
+    runtime: Runtime
+    threads: Executor
+    owner: str
+    interrupting: set[str] = field(default_factory=set)

@@ -1,0 +1,168 @@
+"""Start, cancel and follow turns. One instance per app; it owns the threads turns run on.
+
+Starting a turn writes a queued run and the user's turn in one transaction, then executes it in the background
+(`executor.execute_run`): the request that started it only follows the run's events, so a client that drops
+its connection does not stop the run, and any client may resume following it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, NotFound, Unavailable
+from fleet_rlm.events.status import ACTIVE
+from fleet_rlm.runtime.contracts import CancelToken, Runtime
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.preferences import user_turn_settings
+from fleet_rlm.services.turns.executor import execute_run
+from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps, process_owner
+from fleet_rlm.skills import require_skills
+from fleet_rlm.store import Database, IdempotencyConflictError
+from fleet_rlm.store.models import Run
+from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import turns as turns_repo
+
+STOP_WAIT_S = 10.0  # how long a cancelled turn gets to wind down during shutdown
+
+
+class TurnService:
+    def __init__(self, settings: Settings, database: Database, bus: LocalBus, runtime: Runtime) -> None:
+        self.settings = settings
+        self.database = database
+        self.bus = bus
+        self.runtime = runtime
+        self.owner = process_owner()
+        self.tokens: dict[str, CancelToken] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
+        self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
+        # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
+        self.deps = RunDeps(settings, database, bus, runtime, self.threads, self.owner)
+        self.interrupting = self.deps.interrupting
+        bus.on_cancel(self._on_cancel)
+
+    async def start(self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None) -> Run:
+        """Create (or, for a repeated idempotency key, find) the run for this input and execute it."""
+        data.require_task()
+        if self.draining:
+            raise Unavailable(
+                "the server is shutting down and takes no new turns",
+                code="shutting_down",
+                action="retry in a moment, once the server is back",
+            )
+        require_skills(data.skills)
+        async with self.database.transaction() as session:
+            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
+            if chat is None:
+                raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")
+            defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
+            try:
+                run, created = await runs_repo.create_run(
+                    session,
+                    user_id=caller.user_id,
+                    session_id=session_id,
+                    execution_mode=data.execution_mode or defaults.default_mode,
+                    idempotency_key=idempotency_key,
+                    input_fingerprint=data.fingerprint(),
+                    budgets=_budgets(defaults, data),
+                )
+            except IdempotencyConflictError as exc:
+                raise Conflict(
+                    "this Idempotency-Key was used with a different input",
+                    code="idempotency_conflict",
+                    action="send a new Idempotency-Key for a new turn",
+                ) from exc
+            if not created:
+                return run
+            running = [r for r in await runs_repo.list_runs(session, session_id=session_id, limit=20) if r.id != run.id]
+            active = next((r for r in running if r.status in ACTIVE), None)
+            if active is not None:
+                raise Conflict(
+                    f"a turn is already running in this session (run {active.id})",
+                    code="turn_already_running",
+                    action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
+                    details={"run_id": active.id},
+                )
+            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content)
+            run.turn_id = turn.id
+            await turns_repo.update_turn(session, turn_id=turn.id, run_id=run.id)
+            await sessions_repo.update_session(
+                session, user_id=caller.user_id, session_id=session_id, last_run_id=run.id
+            )
+            await session.flush()
+        token = CancelToken()
+        self.tokens[run.id] = token
+        task = asyncio.get_running_loop().create_task(
+            execute_run(self.deps, caller, run, data, token), name=f"run-{run.id}"
+        )
+        self.tasks[run.id] = task
+        run_id = run.id
+        task.add_done_callback(lambda _task: self._forget(run_id))
+        return run
+
+    def _forget(self, run_id: str) -> None:
+        self.tokens.pop(run_id, None)
+        self.tasks.pop(run_id, None)
+
+    async def cancel(self, *, user_id: str, run_id: str) -> Run:
+        """Record a durable cancel request and tell every replica; returns the run as it is now."""
+        async with self.database.transaction() as session:
+            run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found")
+            await runs_repo.request_cancel(session, run_id=run_id)
+        await self.bus.announce_cancel(run_id)
+        async with self.database.session() as session:
+            refreshed = await runs_repo.get_run(session, run_id=run_id)
+        assert refreshed is not None
+        return refreshed
+
+    def _on_cancel(self, run_id: str) -> None:
+        token = self.tokens.get(run_id)
+        if token is not None:
+            token.cancel("cancelled by request")
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Let running turns finish (tests and graceful shutdown)."""
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    async def drain(self, grace_s: float) -> None:
+        """Graceful stop: refuse new turns, let running ones finish for `grace_s`, then stop the rest.
+
+        Stopped turns are recorded `interrupted` (turn_interrupted event, usage so far); one that does not stop
+        within STOP_WAIT_S of its cancel is marked interrupted directly, so the server can always exit.
+        """
+        self.draining = True
+        await self.wait_idle(timeout=grace_s)
+        for run_id, token in list(self.tokens.items()):
+            self.interrupting.add(run_id)
+            token.cancel(SHUTDOWN_REASON)
+        await self.wait_idle(timeout=STOP_WAIT_S)
+        from fleet_rlm.services.turns.recovery import interrupt_run
+
+        for run_id in list(self.tasks):
+            async with self.database.session() as session:
+                run = await runs_repo.get_run(session, run_id=run_id)
+            if run is not None:
+                reason = SHUTDOWN_REASON
+                await interrupt_run(self.database, self.bus, run_id=run_id, session_id=run.session_id, reason=reason)
+
+    async def shutdown(self) -> None:
+        await self.drain(grace_s=0.0)  # the server already gave turns their grace (cli/server.py) before this
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _budgets(settings: Settings, data: TurnInput) -> dict[str, object]:
+    return {
+        "max_iters": data.max_iters or settings.max_iters,
+        "max_llm_calls": data.max_llm_calls or settings.max_llm_calls,
+        "max_depth": settings.max_depth if data.max_depth is None else data.max_depth,
+        "turn_timeout_s": settings.turn_timeout_s,
+        "batch_concurrency": data.batch_concurrency or settings.batch_concurrency,
+    }

@@ -1,0 +1,95 @@
+"""Turn a client's input into the runtime's `TurnRequest`: context sources, earlier turns, the running summary.
+
+Attachments are resolved here (they are rows the caller must own); everything else is passed by reference and
+loaded by the runtime's context loaders inside the workspace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fleet_rlm.errors import NotFound
+from fleet_rlm.optimize.programs_db import program_pins
+from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
+from fleet_rlm.services.lms import load_config, turn_lm_provider
+from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.store.models import Attachment, Run
+from fleet_rlm.store.repos import attachments as attachments_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import turns as turns_repo
+
+if TYPE_CHECKING:
+    from fleet_rlm.services.turns.run_deps import Caller, RunDeps
+
+HISTORY_TURNS = 50
+
+
+def attachment_source(attachment: Attachment, data_dir: Path) -> ContextSource:
+    if attachment.kind == "url" and attachment.source_url:
+        return ContextSource(kind="url", name=attachment.name, url=attachment.source_url, attachment_id=attachment.id)
+    stored = Path(attachment.storage_path)
+    path = stored if stored.is_absolute() else data_dir / stored
+    return ContextSource(
+        kind="file",
+        name=attachment.name,
+        path=str(path),
+        media_type=attachment.media_type,
+        attachment_id=attachment.id,
+    )
+
+
+async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: TurnInput) -> TurnRequest:
+    sources: list[ContextSource] = []
+    async with service.database.session() as session:
+        for attachment_id in data.attachment_ids:
+            attachment = await attachments_repo.get_attachment(
+                session, user_id=caller.user_id, attachment_id=attachment_id
+            )
+            if attachment is None:
+                raise NotFound(
+                    f"attachment {attachment_id} not found",
+                    code="attachment_not_found",
+                    action="upload it again with POST /api/v1/attachments",
+                )
+            sources.append(attachment_source(attachment, service.settings.data_dir))
+        turns = await turns_repo.list_turns(session, session_id=run.session_id)
+        chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
+        lm_config = await load_config(session, user_id=caller.user_id)
+        pins = await program_pins(session, user_id=caller.user_id)  # the caller's promoted versions, else global
+    if data.context_text:
+        sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
+    sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
+    if data.repo_url:
+        sources.append(ContextSource(kind="repo", name=data.repo_url, url=data.repo_url, ref=data.repo_ref))
+    sources.extend(ContextSource(kind="path", name=path, path=path) for path in data.context_paths)
+    history = tuple(
+        HistoryTurn(user_message=turn.user_message, answer=turn.answer or "")
+        for turn in turns
+        if turn.id != run.turn_id and turn.answer
+    )[-HISTORY_TURNS:]
+    budgets = run.budgets or {}  # the turn's input over the user's runtime settings over the server's (service.start)
+    options = TurnOptions(
+        execution_mode=run.execution_mode or data.execution_mode or service.settings.default_mode,  # type: ignore[arg-type]
+        batch_concurrency=budgets.get("batch_concurrency", data.batch_concurrency),
+        max_depth=budgets.get("max_depth", data.max_depth),
+        max_iters=budgets.get("max_iters", data.max_iters),
+        max_llm_calls=budgets.get("max_llm_calls", data.max_llm_calls),
+        turn_timeout_s=budgets.get("turn_timeout_s"),
+        skills=tuple(data.skills),
+    )
+    return TurnRequest(
+        run_id=run.id,
+        turn_id=run.turn_id,
+        session_id=run.session_id,
+        user_id=caller.user_id,
+        workspace_id=caller.workspace_id,
+        workspace_dir=caller.workspace_dir,
+        task=data.content,
+        options=options,
+        sources=tuple(sources),
+        history=history,
+        session_summary=(chat.summary if chat is not None else "") or "",
+        lm_provider=turn_lm_provider(service.settings, lm_config),
+        program_versions=pins,
+    )
