@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fleet_rlm.runtime.turn import TurnRuntime
 
 from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_server import FakeLMServer
 from tests.runtime.conftest import assert_lifecycle, make_request, run
