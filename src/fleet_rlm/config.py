@@ -345,6 +345,24 @@ class Settings(BaseSettings):
     daytona_auto_stop_minutes: int = Field(default=15, ge=0, description="Stop idle sandboxes after this.")
     daytona_auto_delete_minutes: int = Field(default=60, ge=-1, description="Delete stopped sandboxes after.")
 
+    # --- tracing (OpenTelemetry) ----------------------------------------------------------------------------
+    otel_enabled: bool | None = Field(
+        default=None,
+        description="Export every run as an OpenTelemetry trace (OTLP/HTTP). Unset: on when "
+        "OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; the standard OTEL_* variables "
+        "set endpoint, headers, timeout, sampler, service name and queue size (docs/tracing.md).",
+    )
+    otel_capture_content: bool = Field(
+        default=False,
+        description="Put prompts, completions, code, REPL output, tool arguments and answers on spans "
+        "(off: only models, roles, sizes, tokens and timings).",
+    )
+    otel_trace_url_template: str | None = Field(
+        default=None,
+        description="Link from a run to its trace, e.g. http://localhost:16686/trace/{trace_id}; "
+        "{trace_id} and {span_id} are filled in and the API returns it as the run's trace_url.",
+    )
+
     @field_validator("jwt_secret", mode="after")
     @classmethod
     def _strong_jwt_secret(cls, value: SecretStr | None) -> SecretStr | None:
@@ -364,6 +382,13 @@ class Settings(BaseSettings):
             if scheme not in ("http", "https") or not rest or "/" in rest:
                 raise ValueError(f"{origin!r} is not an origin; write scheme://host[:port] without a path")
         return value
+
+    @field_validator("otel_trace_url_template", mode="after")
+    @classmethod
+    def _trace_link(cls, value: str | None) -> str | None:
+        if value and (not value.startswith(("http://", "https://")) or "{trace_id}" not in value):
+            raise ValueError("FLEET_OTEL_TRACE_URL_TEMPLATE must be an http(s) URL containing {trace_id}")
+        return value or None
 
     @field_validator("data_dir", mode="after")
     @classmethod

@@ -88,6 +88,30 @@ class SubLMEnd(EventBase):
     error: str | None = Field(default=None, description="Error message when ok is false.")
 
 
+class LMCall(EventBase):
+    """One LM call finished: the actor's own model, the router, or the model behind an llm_query prompt."""
+
+    type: Literal["lm_call"] = "lm_call"
+    call_id: str = Field(description="Id of this call (DSPy's callback call id).")
+    role: str = Field(description="LM role: root, sub, delegate, router or reflection.")
+    model: str = Field(description="Model called.")
+    ok: bool = Field(description="False when the call raised.")
+    latency_ms: int = Field(default=0, ge=0, description="Duration of the call, retries included.")
+    tokens_in: int = Field(default=0, ge=0, description="Prompt tokens billed (0 for a cache hit).")
+    tokens_out: int = Field(default=0, ge=0, description="Completion tokens billed (0 for a cache hit).")
+    cost_usd: float = Field(default=0.0, ge=0, description="Cost from LiteLLM's price table (0 when unknown).")
+    cached: bool = Field(default=False, description="True when the response cache answered.")
+    iteration: int = Field(
+        default=0, ge=0, description="RLM iteration whose step this call generates (0 outside RLM steps)."
+    )
+    sub_call_id: str | None = Field(
+        default=None, description="call_id of the sub_lm_start this call answers (llm_query), else null."
+    )
+    prompt_preview: str = Field(default="", description="Start of the newest message of the prompt.")
+    response_preview: str = Field(default="", description="Start of the response text.")
+    error: str | None = Field(default=None, description="Error message when ok is false.")
+
+
 class ChildStart(EventBase):
     """A child RLM was spawned (rlm_query) in its own sandbox; its events carry parent_id = child_id."""
 
@@ -125,6 +149,7 @@ STEP_EVENTS: tuple[type[EventBase], ...] = (
     ToolResult,
     SubLMStart,
     SubLMEnd,
+    LMCall,
     ChildStart,
     ChildProgress,
     ChildEnd,

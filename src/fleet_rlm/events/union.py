@@ -32,6 +32,7 @@ from fleet_rlm.events.steps import (
     ChildProgress,
     ChildStart,
     Code,
+    LMCall,
     Output,
     Reasoning,
     SubLMEnd,
@@ -56,6 +57,7 @@ Event = Annotated[
     | ToolResult
     | SubLMStart
     | SubLMEnd
+    | LMCall
     | ChildStart
     | ChildProgress
     | ChildEnd
@@ -90,6 +92,7 @@ EVENT_CLASSES: tuple[type[EventBase], ...] = (
     ToolResult,
     SubLMStart,
     SubLMEnd,
+    LMCall,
     ChildStart,
     ChildProgress,
     ChildEnd,

@@ -35,6 +35,7 @@ from fleet_rlm.events import (
     preview,
 )
 from fleet_rlm.llm.usage import LMCallRecord, UsageMeter
+from fleet_rlm.runtime.callbacks import actor_callback, emit_lm_call
 from fleet_rlm.runtime.context import history_variable, load_context
 from fleet_rlm.runtime.contracts import CancelToken, EventSink, TurnRequest, TurnResult
 from fleet_rlm.runtime.control import TurnControl
@@ -110,6 +111,11 @@ class _Turn:
         self.recorder = recorder_for(sink, enabled=settings.recording_enabled, max_bytes=settings.recording_max_bytes)
 
     def _on_call(self, record: LMCallRecord) -> None:
+        callback = actor_callback()  # runs in the LM call's own context: the calling actor's callback
+        if callback is not None:
+            callback.lm_finished(record)
+        else:
+            emit_lm_call(self.emitter.as_actor("router") if record.role == "router" else self.emitter, record)
         now = time.monotonic()
         if now - self._last_usage >= USAGE_EVERY_S:
             self._last_usage = now

@@ -7,6 +7,8 @@ Rules, applied to each event in seq order (the step takes the position of its fi
 - `sub_lm_start`, `sub_lm_end`: one "sub_lm" step per payload.call_id (an llm_query and its answer).
 - `child_start`, `child_progress`, `child_end`: one "child" step per payload.child_id (the child's own
   reasoning/code/output events carry actor `child:<id>` and form their own iteration steps at depth >= 1).
+- `lm_call`: joins the sub_lm step of its payload.sub_call_id (the llm_query it answered), else the iteration
+  step of its payload.iteration (the model call that wrote that step); outside RLM steps it stands alone.
 - anything else (lifecycle, status, route decision, warnings, usage, final...): a step of its own ("event").
 An event missing its grouping key also stands alone, so malformed or future events are never dropped.
 """
@@ -32,7 +34,13 @@ KEYED_TYPES: dict[str, tuple[StepKind, str]] = {
 def _grouping(event: EventOut) -> tuple[StepKind, str | None, tuple[Any, ...] | None]:
     """(kind, key shown to clients, identity used to merge events) of one event."""
     payload = event.payload
-    if event.type in ITERATION_TYPES:
+    if event.type == "lm_call":
+        sub_call = payload.get("sub_call_id")
+        if isinstance(sub_call, str) and sub_call:
+            return "sub_lm", sub_call, ("sub_lm", sub_call)
+        if not payload.get("iteration"):
+            return "event", None, None
+    if event.type in ITERATION_TYPES or event.type == "lm_call":
         iteration = payload.get("iteration")
         if isinstance(iteration, int):
             return "iteration", str(iteration), ("iteration", event.actor, iteration)

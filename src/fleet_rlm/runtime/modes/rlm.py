@@ -89,7 +89,8 @@ def run_rlm(
     def next_iteration() -> int:
         return (factory.created[-1].iteration if factory.created else 0) + 1
 
-    callback = EventCallback(emitter, iteration=next_iteration, progress=scope.progress if is_root else None)
+    progress = scope.progress if is_root else None
+    callback = EventCallback(emitter, iteration=next_iteration, progress=progress, lm_iteration=next_iteration)
     actor = ACTOR.set((emitter.actor, depth))  # recorded LM exchanges name the actor that made them
     try:
         with dspy.context(lm=root_lm, callbacks=[callback]):

@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from fleet_rlm.events import SubLMEnd, SubLMStart, preview
+from fleet_rlm.runtime.callbacks import SUB_CALL
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.errors import TurnStop
@@ -62,6 +63,7 @@ class SubLM:
             batch_size=size,
         )
         started = time.monotonic()
+        token = SUB_CALL.set(call_id)  # the model call's lm_call event names this llm_query
         try:
             text = response_text(run_interruptible(lambda: self._call(prompt), self.control, name="sub-lm"))
         except BaseException as exc:
@@ -73,6 +75,8 @@ class SubLM:
                 error=f"{type(exc).__name__}: {exc}"[:500] if not isinstance(exc, TurnStop) else str(exc),
             )
             raise
+        finally:
+            SUB_CALL.reset(token)
         self.emitter.emit(
             SubLMEnd,
             call_id=call_id,

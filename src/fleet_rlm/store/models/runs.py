@@ -51,6 +51,8 @@ class Run(StoreModel, table=True):
     usage: dict[str, Any] = json_field()
     error: dict[str, Any] | None = json_field(nullable=True)
     last_seq: int = int_field(default=0)
+    trace_id: str | None = str_field(32, default=None, nullable=True)  # OpenTelemetry trace of the run, when traced
+    span_id: str | None = str_field(16, default=None, nullable=True)  # its root span
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
     started_at: datetime | None = time_field()

@@ -148,6 +148,17 @@ async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, A
     return bool(result.rowcount)
 
 
+async def set_run_trace(session: AsyncSession, *, run_id: str, trace_id: str, span_id: str) -> bool:
+    """Remember the OpenTelemetry trace (and root span) a run is exported as, so clients can link to it."""
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id)
+        .values(trace_id=trace_id, span_id=span_id)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
+
+
 async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
     """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
     conditions = [col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING]
