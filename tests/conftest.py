@@ -2,7 +2,7 @@
 
 The suite runs on SQLite by default. With `FLEET_DATABASE_URL=postgresql+asyncpg://...` every test that asks for
 `database_url` gets a fresh database on that server instead (CI runs the suite both ways). Tests never see the
-developer's FLEET_*/DSPY_*/DAYTONA_* variables or `.env`.
+developer's FLEET_*/DSPY_*/DAYTONA_*/OTEL_* variables or `.env`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if _SUITE_DB_URL.startswith("postgresql"):
     os.environ.setdefault("FLEET_TEST_POSTGRES_URL", _SUITE_DB_URL)
     os.environ["FLEET_TEST_DATABASE_KIND"] = "postgresql"
 for _name in list(os.environ):
-    if _name.startswith(("FLEET_", "DSPY_", "DAYTONA_")) and not _name.startswith("FLEET_TEST_"):
+    if _name.startswith(("FLEET_", "DSPY_", "DAYTONA_", "OTEL_")) and not _name.startswith("FLEET_TEST_"):
         del os.environ[_name]
 
 POSTGRES_ADMIN_URL = os.environ.get("FLEET_TEST_POSTGRES_URL")

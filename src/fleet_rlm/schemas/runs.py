@@ -31,6 +31,11 @@ class RunOut(Out):
     usage: dict[str, Any]
     error: dict[str, Any] | None
     last_seq: int = Field(description="Seq of the run's latest event (0 when it has none).")
+    trace_id: str | None = Field(default=None, description="OpenTelemetry trace id (32 hex) when the run is traced.")
+    span_id: str | None = Field(default=None, description="The trace's root span id (16 hex).")
+    trace_url: str | None = Field(
+        default=None, description="Link to the trace in the operator's tracing UI (FLEET_OTEL_TRACE_URL_TEMPLATE)."
+    )
     created_at: datetime
     updated_at: datetime
     started_at: datetime | None

@@ -77,12 +77,26 @@ class RootModelStatus(BaseModel):
     problem: str | None
 
 
+class TracingStatus(BaseModel):
+    """OpenTelemetry export of runs (docs/tracing.md); span counters since the server started."""
+
+    enabled: bool
+    endpoint: str | None = Field(default=None, description="OTLP/HTTP traces endpoint (credentials removed).")
+    capture_content: bool = False
+    traces_started: int = 0
+    queued_spans: int = Field(default=0, description="Ended spans waiting for the exporter.")
+    exported_spans: int = Field(default=0, description="Spans the collector accepted.")
+    failed_spans: int = Field(default=0, description="Spans lost to failed exports (collector down or refusing).")
+    dropped_spans: int = Field(default=0, description="Spans dropped because the bounded queue was full.")
+
+
 class RuntimeStatus(BaseModel):
     database: DatabaseStatus
     sandbox: SandboxStatus
     daytona: DaytonaStatus
     root_model: RootModelStatus
     active_runs: int = Field(description="Your queued or running turns.")
+    tracing: TracingStatus = Field(default_factory=lambda: TracingStatus(enabled=False))
 
 
 class SmokeStep(BaseModel):

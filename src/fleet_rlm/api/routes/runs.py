@@ -7,13 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.runs import EventOut, EventPage, RunOut, StepList
 from fleet_rlm.services.live.codec import row_to_json
 from fleet_rlm.services.lookups import owned_run
 from fleet_rlm.services.steps import group_steps
 from fleet_rlm.store.repos import events
+from fleet_rlm.telemetry.links import trace_url
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 NOT_FOUND: Responses = {404: {"description": "No such run for this user."}}
@@ -22,10 +23,11 @@ STEPS_MAX_EVENTS = 5000
 
 
 @router.get("/{run_id}", operation_id="getRun", response_model=RunOut, responses=NOT_FOUND)
-async def get_run(run_id: str, user: CurrentUserDep, database: DatabaseDep) -> RunOut:
+async def get_run(run_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> RunOut:
     async with database.transaction() as s:
         run = await owned_run(s, user_id=user.user_id, run_id=run_id)
-    return RunOut.model_validate(run)
+    link = trace_url(settings.otel_trace_url_template, run.trace_id, run.span_id)
+    return RunOut.model_validate(run).model_copy(update={"trace_url": link})
 
 
 @router.get("/{run_id}/events", operation_id="listRunEvents", response_model=EventPage, responses=NOT_FOUND)

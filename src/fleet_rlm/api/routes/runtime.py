@@ -18,6 +18,7 @@ from fleet_rlm.schemas.runtime import (
     RuntimeStatus,
     RuntimeValues,
     SandboxStatus,
+    TracingStatus,
 )
 from fleet_rlm.services.lms import load_config, resolve_for_user
 from fleet_rlm.services.preferences import apply, load_overrides, server_values, update_overrides
@@ -77,6 +78,7 @@ async def get_runtime_status(
 ) -> RuntimeStatus:
     """Database, sandbox backend and pool, Daytona, your root model and your active turns."""
     pool = live_pool(request)
+    telemetry = getattr(request.app.state, "telemetry", None)
     async with database.session() as s:
         config = await load_config(s, user_id=user.user_id)
         active = await runs_repo.list_active_runs(s, user_id=user.user_id)
@@ -92,6 +94,7 @@ async def get_runtime_status(
         daytona=await daytona_status(settings),
         root_model=root_model_status(settings, config),
         active_runs=len(active),
+        tracing=TracingStatus.model_validate(telemetry.status()) if telemetry else TracingStatus(enabled=False),
     )
 
 

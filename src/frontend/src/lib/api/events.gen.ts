@@ -19,6 +19,7 @@ export type FleetEvent =
   | ToolResult
   | SubLMStart
   | SubLMEnd
+  | LMCall
   | ChildStart
   | ChildProgress
   | ChildEnd
@@ -837,6 +838,100 @@ export interface SubLMEnd {
    */
   ts: string;
   type: "sub_lm_end";
+}
+/**
+ * One LM call finished: the actor's own model, the router, or the model behind an llm_query prompt.
+ */
+export interface LMCall {
+  /**
+   * Who emitted it: `root`, `child:{child_id}`, `router`, `tools` or `runner`.
+   */
+  actor: string;
+  /**
+   * True when the response cache answered.
+   */
+  cached: boolean;
+  /**
+   * Id of this call (DSPy's callback call id).
+   */
+  call_id: string;
+  /**
+   * Cost from LiteLLM's price table (0 when unknown).
+   */
+  cost_usd: number;
+  /**
+   * Recursion depth of the actor: 0 root, 1 child, ...
+   */
+  depth: number;
+  /**
+   * Error message when ok is false.
+   */
+  error: string | null;
+  /**
+   * Unique id of this event (hex uuid).
+   */
+  id: string;
+  /**
+   * RLM iteration whose step this call generates (0 outside RLM steps).
+   */
+  iteration: number;
+  /**
+   * Duration of the call, retries included.
+   */
+  latency_ms: number;
+  /**
+   * Model called.
+   */
+  model: string;
+  /**
+   * False when the call raised.
+   */
+  ok: boolean;
+  /**
+   * Id of the enclosing step or child (e.g. the child_id of a child's events).
+   */
+  parent_id: string | null;
+  /**
+   * Start of the newest message of the prompt.
+   */
+  prompt_preview: string;
+  /**
+   * Start of the response text.
+   */
+  response_preview: string;
+  /**
+   * LM role: root, sub, delegate, router or reflection.
+   */
+  role: string;
+  /**
+   * Run this event belongs to.
+   */
+  run_id: string;
+  /**
+   * Position in the run's event log: dense and monotonic per run, assigned when persisted (0 means not yet persisted).
+   */
+  seq: number;
+  /**
+   * Session the run belongs to.
+   */
+  session_id: string;
+  /**
+   * call_id of the sub_lm_start this call answers (llm_query), else null.
+   */
+  sub_call_id: string | null;
+  /**
+   * Prompt tokens billed (0 for a cache hit).
+   */
+  tokens_in: number;
+  /**
+   * Completion tokens billed (0 for a cache hit).
+   */
+  tokens_out: number;
+  /**
+   * When it happened (UTC, ISO 8601).
+   */
+  ts: string;
+  type: "lm_call";
 }
 /**
  * A child RLM was spawned (rlm_query) in its own sandbox; its events carry parent_id = child_id.

@@ -2049,6 +2049,7 @@ export interface components {
              * @description Your queued or running turns.
              */
             active_runs: number;
+            tracing?: components["schemas"]["TracingStatus"];
         };
         /** RuntimeValues */
         RuntimeValues: {
@@ -2348,6 +2349,53 @@ export interface components {
             types: string[];
             /** Events */
             events: components["schemas"]["EventOut"][];
+        };
+        /**
+         * TracingStatus
+         * @description OpenTelemetry export of runs (docs/tracing.md); span counters since the server started.
+         */
+        TracingStatus: {
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Endpoint
+             * @description OTLP/HTTP traces endpoint (credentials removed).
+             */
+            endpoint?: string | null;
+            /**
+             * Capture Content
+             * @default false
+             */
+            capture_content: boolean;
+            /**
+             * Traces Started
+             * @default 0
+             */
+            traces_started: number;
+            /**
+             * Queued Spans
+             * @description Ended spans waiting for the exporter.
+             * @default 0
+             */
+            queued_spans: number;
+            /**
+             * Exported Spans
+             * @description Spans the collector accepted.
+             * @default 0
+             */
+            exported_spans: number;
+            /**
+             * Failed Spans
+             * @description Spans lost to failed exports (collector down or refusing).
+             * @default 0
+             */
+            failed_spans: number;
+            /**
+             * Dropped Spans
+             * @description Spans dropped because the bounded queue was full.
+             * @default 0
+             */
+            dropped_spans: number;
         };
         /** TurnInput */
         TurnInput: {
@@ -2689,6 +2737,21 @@ export interface components {
              * @description Seq of the run's latest event (0 when it has none).
              */
             last_seq: number;
+            /**
+             * Trace Id
+             * @description OpenTelemetry trace id (32 hex) when the run is traced.
+             */
+            trace_id?: string | null;
+            /**
+             * Span Id
+             * @description The trace's root span id (16 hex).
+             */
+            span_id?: string | null;
+            /**
+             * Trace Url
+             * @description Link to the trace in the operator's tracing UI (FLEET_OTEL_TRACE_URL_TEMPLATE).
+             */
+            trace_url?: string | null;
             /**
              * Created At
              * Format: date-time

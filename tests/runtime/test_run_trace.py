@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from fleet_rlm.config import Settings
 from fleet_rlm.events import EventBase
-from fleet_rlm.runtime.runner import TurnRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.telemetry.trace import RunTrace, ns
 from fleet_rlm.testing.fake_lm_dspy import rlm_step
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
