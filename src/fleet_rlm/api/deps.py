@@ -65,8 +65,10 @@ def live_pool(request: Request) -> SandboxPool | None:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DatabaseDep = Annotated[Database, Depends(get_database)]
-ReadDep = Annotated[AsyncSession, Depends(read_session)]
-TxDep = Annotated[AsyncSession, Depends(write_transaction)]
+# scope="function": the transaction commits when the route returns, before the response is sent, so a failed
+# commit is the client's error response and never a success that did not persist.
+ReadDep = Annotated[AsyncSession, Depends(read_session, scope="function")]
+TxDep = Annotated[AsyncSession, Depends(write_transaction, scope="function")]
 TurnsDep = Annotated[TurnService, Depends(turn_service)]
 OptimizationDep = Annotated[OptimizationService, Depends(optimization_service)]
 

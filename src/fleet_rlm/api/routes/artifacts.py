@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.deps import TxDep
 from fleet_rlm.api.pagination import PageDep
 from fleet_rlm.api.routes.attachments import SAFE_DOWNLOAD_HEADERS
 from fleet_rlm.schemas.artifacts import ArtifactOut, ArtifactPage
@@ -26,28 +26,26 @@ CHUNK = 64 * 1024
 @router.get("", operation_id="listArtifacts", response_model=ArtifactPage)
 async def list_artifacts(
     user: CurrentUserDep,
-    database: DatabaseDep,
+    s: TxDep,
     page: PageDep,
     session_id: Annotated[str | None, Query(description="Only this session's artifacts.")] = None,
     run_id: Annotated[str | None, Query(description="Only this run's artifacts.")] = None,
 ) -> ArtifactPage:
     """The caller's artifacts, newest first; a session or run filter must name one of the caller's (else 404)."""
-    async with database.transaction() as s:
-        if session_id is not None:
-            await owned_session(s, user_id=user.user_id, session_id=session_id)
-        if run_id is not None:
-            await owned_run(s, user_id=user.user_id, run_id=run_id)
-        found = await artifacts.list_artifacts(
-            s, user_id=user.user_id, session_id=session_id, run_id=run_id, limit=page.limit, offset=page.offset
-        )
+    if session_id is not None:
+        await owned_session(s, user_id=user.user_id, session_id=session_id)
+    if run_id is not None:
+        await owned_run(s, user_id=user.user_id, run_id=run_id)
+    found = await artifacts.list_artifacts(
+        s, user_id=user.user_id, session_id=session_id, run_id=run_id, limit=page.limit, offset=page.offset
+    )
     items = [ArtifactOut.model_validate(row) for row in found.items]
     return ArtifactPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
 
 @router.get("/{artifact_id}", operation_id="getArtifact", response_model=ArtifactOut, responses=NOT_FOUND)
-async def get_artifact(artifact_id: str, user: CurrentUserDep, database: DatabaseDep) -> ArtifactOut:
-    async with database.transaction() as s:
-        row = await owned_artifact(s, user_id=user.user_id, artifact_id=artifact_id)
+async def get_artifact(artifact_id: str, user: CurrentUserDep, s: TxDep) -> ArtifactOut:
+    row = await owned_artifact(s, user_id=user.user_id, artifact_id=artifact_id)
     return ArtifactOut.model_validate(row)
 
 
@@ -61,10 +59,9 @@ async def get_artifact(artifact_id: str, user: CurrentUserDep, database: Databas
         400: {"description": "The recorded path leaves the workspace."},
     },
 )
-async def get_artifact_content(artifact_id: str, user: CurrentUserDep, database: DatabaseDep) -> StreamingResponse:
+async def get_artifact_content(artifact_id: str, user: CurrentUserDep, s: TxDep) -> StreamingResponse:
     """Download the artifact from the caller's workspace (confined: a path or symlink leaving it is refused)."""
-    async with database.transaction() as s:
-        row = await owned_artifact(s, user_id=user.user_id, artifact_id=artifact_id)
+    row = await owned_artifact(s, user_id=user.user_id, artifact_id=artifact_id)
     fd, info = open_confined(user.workspace_root, row.path)
 
     def chunks() -> object:

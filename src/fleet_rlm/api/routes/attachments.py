@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from fleet_rlm.api.auth import CurrentUserDep, Principal
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep
 from fleet_rlm.api.multipart_upload import receive_upload, too_large
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, InvalidInput
@@ -185,9 +185,8 @@ async def _record(
 
 
 @router.get("/{attachment_id}", operation_id="getAttachment", response_model=AttachmentOut, responses=NOT_FOUND)
-async def get_attachment(attachment_id: str, user: CurrentUserDep, database: DatabaseDep) -> AttachmentOut:
-    async with database.transaction() as s:
-        row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
+async def get_attachment(attachment_id: str, user: CurrentUserDep, s: TxDep) -> AttachmentOut:
+    row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
     return AttachmentOut.model_validate(row)
 
 
@@ -202,11 +201,10 @@ async def get_attachment(attachment_id: str, user: CurrentUserDep, database: Dat
     },
 )
 async def get_attachment_content(
-    attachment_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
+    attachment_id: str, user: CurrentUserDep, s: TxDep, settings: SettingsDep
 ) -> FileResponse:
     """Download the stored bytes (as an attachment, never rendered inline)."""
-    async with database.transaction() as s:
-        row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
+    row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
     if row.kind == "url":
         raise Conflict(
             "a url attachment stores no bytes",
@@ -222,12 +220,9 @@ async def get_attachment_content(
 
 
 @router.delete("/{attachment_id}", operation_id="deleteAttachment", status_code=204, responses=NOT_FOUND)
-async def delete_attachment(
-    attachment_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
-) -> Response:
-    async with database.transaction() as s:
-        row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
-        await attachments.delete_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
+async def delete_attachment(attachment_id: str, user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> Response:
+    row = await owned_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
+    await attachments.delete_attachment(s, user_id=user.user_id, attachment_id=attachment_id)
     if row.storage_path:
         (settings.data_dir / row.storage_path).unlink(missing_ok=True)
     return Response(status_code=204)

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from fleet_rlm.api.auth import CurrentUserDep, require_admin
-from fleet_rlm.api.deps import DatabaseDep, optimization_service
+from fleet_rlm.api.deps import DatabaseDep, ReadDep, optimization_service
 from fleet_rlm.api.sse import sse_response
 from fleet_rlm.errors import Conflict, InvalidInput, NotFound
 from fleet_rlm.events.status import FINAL
@@ -126,9 +126,8 @@ async def create_dataset_from_feedback(
 
 
 @router.get("/datasets", operation_id="listOptimizationDatasets", response_model=list[DatasetOut])
-async def list_datasets(user: CurrentUserDep, database: DatabaseDep, module: str | None = None) -> list[DatasetOut]:
-    async with database.session() as s:
-        rows = await datasets_repo.list_datasets(s, user_id=user.user_id, module=module)
+async def list_datasets(user: CurrentUserDep, s: ReadDep, module: str | None = None) -> list[DatasetOut]:
+    rows = await datasets_repo.list_datasets(s, user_id=user.user_id, module=module)
     return [DatasetOut.model_validate(row) for row in rows]
 
 
@@ -136,10 +135,9 @@ async def list_datasets(user: CurrentUserDep, database: DatabaseDep, module: str
     "/datasets/{dataset_id}", operation_id="getOptimizationDataset", response_model=DatasetDetail, responses=NOT_FOUND
 )
 async def get_dataset(
-    user: CurrentUserDep, database: DatabaseDep, dataset_id: str, limit: int = Query(50, ge=0, le=10_000)
+    user: CurrentUserDep, s: ReadDep, dataset_id: str, limit: int = Query(50, ge=0, le=10_000)
 ) -> DatasetDetail:
-    async with database.session() as s:
-        row = await datasets_repo.get_dataset(s, dataset_id=dataset_id, user_id=user.user_id)
+    row = await datasets_repo.get_dataset(s, dataset_id=dataset_id, user_id=user.user_id)
     if row is None:
         raise dataset_not_found(dataset_id)
     return DatasetDetail.model_validate(row, from_attributes=True).model_copy(update={"rows": (row.rows or [])[:limit]})
@@ -167,10 +165,9 @@ async def create_run(user: CurrentUserDep, request: Request, body: RunCreate) ->
 
 @router.get("/runs", operation_id="listOptimizationRuns", response_model=list[RunOut])
 async def list_runs(
-    user: CurrentUserDep, database: DatabaseDep, module: str | None = None, limit: int = Query(100, ge=1, le=1000)
+    user: CurrentUserDep, s: ReadDep, module: str | None = None, limit: int = Query(100, ge=1, le=1000)
 ) -> list[RunOut]:
-    async with database.session() as s:
-        rows = await opt_repo.list_runs(s, user_id=user.user_id, module=module, limit=limit)
+    rows = await opt_repo.list_runs(s, user_id=user.user_id, module=module, limit=limit)
     return [RunOut.model_validate(row) for row in rows]
 
 

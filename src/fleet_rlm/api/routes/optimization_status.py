@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep
+from fleet_rlm.api.deps import ReadDep
 from fleet_rlm.optimize.modules import list_modules
 from fleet_rlm.runtime.programs import MODULES
 from fleet_rlm.store.repos import programs
@@ -36,11 +36,10 @@ def gepa_available() -> bool:
 
 
 @router.get("/status", operation_id="getOptimizationStatus", response_model=OptimizationStatus)
-async def get_optimization_status(user: CurrentUserDep, database: DatabaseDep) -> OptimizationStatus:
-    async with database.session() as s:
-        versions = await programs.count_program_versions(s, user_id=user.user_id)
-        promoted = await programs.count_program_versions(s, user_id=user.user_id, promoted_only=True)
-        active = await programs.count_optimization_runs(s, user_id=user.user_id)
+async def get_optimization_status(user: CurrentUserDep, s: ReadDep) -> OptimizationStatus:
+    versions = await programs.count_program_versions(s, user_id=user.user_id)
+    promoted = await programs.count_program_versions(s, user_id=user.user_id, promoted_only=True)
+    active = await programs.count_optimization_runs(s, user_id=user.user_id)
     return OptimizationStatus(
         gepa_available=gepa_available(),
         program_modules=list(MODULES),

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.api.auth import CurrentUserDep, require_admin
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict
 from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
@@ -74,11 +74,10 @@ def _encrypt(settings: Settings, key: str | None) -> str | None:
 
 
 @router.get("", operation_id="listLlmProfiles", response_model=ProfileList)
-async def list_profiles(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> ProfileList:
+async def list_profiles(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> ProfileList:
     """Your profiles by name. Keys are never returned: see `api_key_set` and `api_key_masked`."""
-    async with database.transaction() as s:
-        rows = await profiles_repo.list_profiles(s, user_id=user.user_id)
-        roles = roles_by_profile(await profiles_repo.list_bindings(s, user_id=user.user_id))
+    rows = await profiles_repo.list_profiles(s, user_id=user.user_id)
+    roles = roles_by_profile(await profiles_repo.list_bindings(s, user_id=user.user_id))
     return ProfileList(items=[profile_out(row, settings, roles.get(row.id, [])) for row in rows])
 
 
@@ -156,10 +155,9 @@ async def update_profile(
 
 
 @router.delete("/{profile_id}", operation_id="deleteLlmProfile", status_code=204, responses=NOT_FOUND)
-async def delete_profile(profile_id: str, user: CurrentUserDep, database: DatabaseDep) -> Response:
+async def delete_profile(profile_id: str, user: CurrentUserDep, s: TxDep) -> Response:
     """Delete the profile; roles bound to it fall back to the environment or their fallback role."""
-    async with database.transaction() as s:
-        deleted = await profiles_repo.delete_profile(s, user_id=user.user_id, profile_id=profile_id)
+    deleted = await profiles_repo.delete_profile(s, user_id=user.user_id, profile_id=profile_id)
     if not deleted:
         raise profile_not_found(profile_id)
     return Response(status_code=204)
@@ -210,39 +208,38 @@ async def list_profile_models(
     response_model=ImportEnvResult,
     responses={403: {"description": "admin_required: only admins may use the server's key."}},
 )
-async def import_env(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> ImportEnvResult:
+async def import_env(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> ImportEnvResult:
     """Admins: profiles "env" and "env-delegate" that use the server's DSPY_* model, endpoint and key (when
     set). The key stays on the server: the profile only refers to it, and changing its model or api_base drops
     the reference. Idempotent: a profile already referring to the environment is left alone, one that differs
     is brought back in line."""
     require_admin(user, "importing the server's LM settings (and so its API key)")
     items: list[ImportedProfile] = []
-    async with database.transaction() as s:
-        for name, env in env_profiles(settings).items():
-            row = await profiles_repo.get_profile_by_name(s, user_id=user.user_id, name=name)
-            if row is None:
-                row = await profiles_repo.create_profile(
-                    s, user_id=user.user_id, name=name, model=env.model, api_base=env.api_base, key_source=name
-                )
-                status = "created"
-            elif (row.key_source, row.api_key_encrypted, row.model, row.api_base) == (
-                name,
-                None,
-                env.model,
-                env.api_base,
-            ):
-                status = "unchanged"
-            else:
-                await profiles_repo.update_profile(
-                    s,
-                    user_id=user.user_id,
-                    profile_id=row.id,
-                    model=env.model,
-                    api_base=env.api_base,
-                    api_key_encrypted=None,
-                    key_source=name,
-                )
-                status = "updated"
-            out = await _out(s, settings, row, user.user_id)
-            items.append(ImportedProfile(name=name, status=status, profile=out))  # type: ignore[arg-type]
+    for name, env in env_profiles(settings).items():
+        row = await profiles_repo.get_profile_by_name(s, user_id=user.user_id, name=name)
+        if row is None:
+            row = await profiles_repo.create_profile(
+                s, user_id=user.user_id, name=name, model=env.model, api_base=env.api_base, key_source=name
+            )
+            status = "created"
+        elif (row.key_source, row.api_key_encrypted, row.model, row.api_base) == (
+            name,
+            None,
+            env.model,
+            env.api_base,
+        ):
+            status = "unchanged"
+        else:
+            await profiles_repo.update_profile(
+                s,
+                user_id=user.user_id,
+                profile_id=row.id,
+                model=env.model,
+                api_base=env.api_base,
+                api_key_encrypted=None,
+                key_source=name,
+            )
+            status = "updated"
+        out = await _out(s, settings, row, user.user_id)
+        items.append(ImportedProfile(name=name, status=status, profile=out))  # type: ignore[arg-type]
     return ImportEnvResult(items=items)

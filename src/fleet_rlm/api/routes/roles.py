@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.deps import SettingsDep, TxDep
 from fleet_rlm.llm import ROLES
 from fleet_rlm.schemas.profiles import RolesOut, RolesUpdate
 from fleet_rlm.services.lms import explain_roles, load_config, owned_profile
@@ -16,10 +16,9 @@ router = APIRouter(prefix="/api/v1/llm-roles", tags=["llm-profiles"])
 
 
 @router.get("", operation_id="listLlmRoles", response_model=RolesOut)
-async def list_roles(user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> RolesOut:
+async def list_roles(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> RolesOut:
     """Every role with its binding and its effective profile and model (or the problem that stops it)."""
-    async with database.transaction() as s:
-        config = await load_config(s, user_id=user.user_id)
+    config = await load_config(s, user_id=user.user_id)
     return RolesOut(items=explain_roles(settings, config))
 
 
@@ -29,23 +28,20 @@ async def list_roles(user: CurrentUserDep, database: DatabaseDep, settings: Sett
     response_model=RolesOut,
     responses={404: {"description": "A named profile is not one of yours."}},
 )
-async def update_roles(
-    user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: RolesUpdate
-) -> RolesOut:
+async def update_roles(user: CurrentUserDep, s: TxDep, settings: SettingsDep, body: RolesUpdate) -> RolesOut:
     """Bind the roles present to profiles (optionally overriding the model); null removes a binding."""
     sent = body.model_dump(exclude_unset=True)
-    async with database.transaction() as s:
-        for role in ROLES:
-            if role not in sent:
-                continue
-            binding = getattr(body, role)
-            if binding is None:
-                await profiles_repo.clear_binding(s, user_id=user.user_id, role=role)
-                continue
-            await owned_profile(s, user_id=user.user_id, profile_id=binding.profile_id)
-            model = (binding.model or "").strip() or None
-            await profiles_repo.set_binding(
-                s, user_id=user.user_id, role=role, profile_id=binding.profile_id, model_override=model
-            )
-        config = await load_config(s, user_id=user.user_id)
+    for role in ROLES:
+        if role not in sent:
+            continue
+        binding = getattr(body, role)
+        if binding is None:
+            await profiles_repo.clear_binding(s, user_id=user.user_id, role=role)
+            continue
+        await owned_profile(s, user_id=user.user_id, profile_id=binding.profile_id)
+        model = (binding.model or "").strip() or None
+        await profiles_repo.set_binding(
+            s, user_id=user.user_id, role=role, profile_id=binding.profile_id, model_override=model
+        )
+    config = await load_config(s, user_id=user.user_id)
     return RolesOut(items=explain_roles(settings, config))

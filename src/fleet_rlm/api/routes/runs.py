@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep
+from fleet_rlm.api.deps import SettingsDep, TxDep
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.runs import EventOut, EventPage, RunOut, StepList
 from fleet_rlm.services.live.codec import row_to_json
@@ -23,9 +23,8 @@ STEPS_MAX_EVENTS = 5000
 
 
 @router.get("/{run_id}", operation_id="getRun", response_model=RunOut, responses=NOT_FOUND)
-async def get_run(run_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep) -> RunOut:
-    async with database.transaction() as s:
-        run = await owned_run(s, user_id=user.user_id, run_id=run_id)
+async def get_run(run_id: str, user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> RunOut:
+    run = await owned_run(s, user_id=user.user_id, run_id=run_id)
     link = trace_url(settings.otel_trace_url_template, run.trace_id, run.span_id)
     return RunOut.model_validate(run).model_copy(update={"trace_url": link})
 
@@ -34,14 +33,13 @@ async def get_run(run_id: str, user: CurrentUserDep, database: DatabaseDep, sett
 async def list_run_events(
     run_id: str,
     user: CurrentUserDep,
-    database: DatabaseDep,
+    s: TxDep,
     after: Annotated[int, Query(ge=0, description="Return events with seq > after (0 = from the start).")] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_EVENTS_PAGE, description="At most 1000 events per page.")] = 500,
 ) -> EventPage:
     """Replay the run's events in seq order; follow `next_after` until it is null, then go live."""
-    async with database.transaction() as s:
-        run = await owned_run(s, user_id=user.user_id, run_id=run_id)
-        rows = await events.list_events(s, run_id=run_id, after_seq=after, limit=limit)
+    run = await owned_run(s, user_id=user.user_id, run_id=run_id)
+    rows = await events.list_events(s, run_id=run_id, after_seq=after, limit=limit)
     items = [row_to_json(row, session_id=run.session_id) for row in rows]
     last_seq = max(run.last_seq, rows[-1].seq if rows else 0)
     next_after = rows[-1].seq if rows and rows[-1].seq < last_seq else None
@@ -49,19 +47,18 @@ async def list_run_events(
 
 
 @router.get("/{run_id}/steps", operation_id="listRunSteps", response_model=StepList, responses=NOT_FOUND)
-async def list_run_steps(run_id: str, user: CurrentUserDep, database: DatabaseDep) -> StepList:
+async def list_run_steps(run_id: str, user: CurrentUserDep, s: TxDep) -> StepList:
     """The run's events grouped into steps: per iteration (reasoning, code, output), tool calls, sub-LM
     calls and children; other events stand alone. Covers the first 5000 events (`truncated` says if more)."""
     collected: list[EventOut] = []
-    async with database.transaction() as s:
-        run = await owned_run(s, user_id=user.user_id, run_id=run_id)
-        after = 0
-        while len(collected) < STEPS_MAX_EVENTS:
-            rows = await events.list_events(s, run_id=run_id, after_seq=after, limit=MAX_EVENTS_PAGE)
-            collected.extend(EventOut.model_validate(row) for row in rows)
-            if len(rows) < MAX_EVENTS_PAGE:
-                break
-            after = rows[-1].seq
+    run = await owned_run(s, user_id=user.user_id, run_id=run_id)
+    after = 0
+    while len(collected) < STEPS_MAX_EVENTS:
+        rows = await events.list_events(s, run_id=run_id, after_seq=after, limit=MAX_EVENTS_PAGE)
+        collected.extend(EventOut.model_validate(row) for row in rows)
+        if len(rows) < MAX_EVENTS_PAGE:
+            break
+        after = rows[-1].seq
     collected = collected[:STEPS_MAX_EVENTS]
     truncated = bool(collected) and collected[-1].seq < run.last_seq
     return StepList(run_id=run_id, items=group_steps(collected), truncated=truncated)

@@ -8,7 +8,7 @@ import asyncio
 from fastapi import APIRouter, Request
 
 from fleet_rlm.api.auth import AdminUserDep, CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep, live_pool
 from fleet_rlm.config import Settings
 from fleet_rlm.llm import LMCheckResult, check_lm
 from fleet_rlm.schemas.runtime import (
@@ -53,22 +53,18 @@ def settings_out(settings: Settings, overrides: dict[str, object]) -> RuntimeSet
 
 
 @router.get("/settings", operation_id="getRuntimeSettings", response_model=RuntimeSettingsOut)
-async def get_runtime_settings(
-    user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
-) -> RuntimeSettingsOut:
+async def get_runtime_settings(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> RuntimeSettingsOut:
     """What your new turns start from: your overrides over the server's settings."""
-    async with database.transaction() as s:
-        overrides = await load_overrides(s, user_id=user.user_id)
+    overrides = await load_overrides(s, user_id=user.user_id)
     return settings_out(settings, overrides)
 
 
 @router.patch("/settings", operation_id="updateRuntimeSettings", response_model=RuntimeSettingsOut)
 async def update_runtime_settings(
-    user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: RuntimeSettingsPatch
+    user: CurrentUserDep, s: TxDep, settings: SettingsDep, body: RuntimeSettingsPatch
 ) -> RuntimeSettingsOut:
     """Change the fields present; null returns a field to the server default. Applies to turns started later."""
-    async with database.transaction() as s:
-        overrides = await update_overrides(s, user_id=user.user_id, changes=body.model_dump(exclude_unset=True))
+    overrides = await update_overrides(s, user_id=user.user_id, changes=body.model_dump(exclude_unset=True))
     return settings_out(settings, overrides)
 
 

@@ -7,7 +7,7 @@ import asyncio
 from fastapi import APIRouter, Request, Response
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
+from fleet_rlm.api.deps import DatabaseDep, ReadDep, SettingsDep, live_pool
 from fleet_rlm.errors import Conflict, NotFound
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.runtime import SandboxList, SandboxOut
@@ -35,12 +35,9 @@ async def _find(request: Request, database: DatabaseDep, user_id: str, backend: 
 
 
 @router.get("", operation_id="listSandboxes", response_model=SandboxList)
-async def list_sandboxes(
-    request: Request, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
-) -> SandboxList:
+async def list_sandboxes(request: Request, user: CurrentUserDep, s: ReadDep, settings: SettingsDep) -> SandboxList:
     """Your sessions' warm REPLs, most recently used first."""
-    async with database.session() as s:
-        items = await user_sandboxes(live_pool(request), s, user_id=user.user_id, backend=settings.sandbox_backend)
+    items = await user_sandboxes(live_pool(request), s, user_id=user.user_id, backend=settings.sandbox_backend)
     return SandboxList(items=items)
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep, live_pool
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep, live_pool
 from fleet_rlm.api.pagination import PageDep
 from fleet_rlm.sandbox.context_view import remove_session_context
 from fleet_rlm.schemas.common import Responses
@@ -36,67 +36,58 @@ NOT_FOUND: Responses = {404: {"description": "No such session for this user."}}
 @router.get("", operation_id="listSessions", response_model=SessionPage)
 async def list_sessions(
     user: CurrentUserDep,
-    database: DatabaseDep,
+    s: TxDep,
     page: PageDep,
     q: Annotated[str | None, Query(max_length=200, description="Case-insensitive title search.")] = None,
 ) -> SessionPage:
     """The caller's sessions, most recently updated first."""
-    async with database.transaction() as s:
-        found = await sessions.list_sessions(s, user_id=user.user_id, search=q, limit=page.limit, offset=page.offset)
+    found = await sessions.list_sessions(s, user_id=user.user_id, search=q, limit=page.limit, offset=page.offset)
     items = [SessionOut.model_validate(row) for row in found.items]
     return SessionPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
 
 @router.post("", operation_id="createSession", response_model=SessionOut, status_code=201)
-async def create_session(user: CurrentUserDep, database: DatabaseDep, body: SessionCreate) -> SessionOut:
+async def create_session(user: CurrentUserDep, s: TxDep, body: SessionCreate) -> SessionOut:
     """A new, empty session in the caller's default workspace."""
-    async with database.transaction() as s:
-        row = await sessions.create_session(
-            s, user_id=user.user_id, title=body.title, workspace_id=user.workspace_id, settings=body.settings
-        )
+    row = await sessions.create_session(
+        s, user_id=user.user_id, title=body.title, workspace_id=user.workspace_id, settings=body.settings
+    )
     return SessionOut.model_validate(row)
 
 
 @router.get("/state", operation_id="listSessionStates", response_model=SessionStates)
-async def list_session_states(user: CurrentUserDep, database: DatabaseDep) -> SessionStates:
+async def list_session_states(user: CurrentUserDep, s: TxDep) -> SessionStates:
     """Sessions with a queued or running run, each with its latest such run (to restore progress UIs)."""
-    async with database.transaction() as s:
-        active = await runs.list_active_runs(s, user_id=user.user_id)
-        latest: dict[str, ActiveRun] = {}
-        for run in active:  # newest first: keep the first seen per session
-            if run.session_id not in latest:  # list_active_runs holds only ACTIVE runs
-                latest[run.session_id] = ActiveRun(id=run.id, status=run.status, created_at=run.created_at)
-        items = []
-        for session_id, active_run in latest.items():
-            chat = await sessions.get_session(s, user_id=user.user_id, session_id=session_id)
-            if chat is not None:
-                items.append(
-                    SessionState(
-                        session_id=chat.id, title=chat.title, updated_at=chat.updated_at, active_run=active_run
-                    )
-                )
+    active = await runs.list_active_runs(s, user_id=user.user_id)
+    latest: dict[str, ActiveRun] = {}
+    for run in active:  # newest first: keep the first seen per session
+        if run.session_id not in latest:  # list_active_runs holds only ACTIVE runs
+            latest[run.session_id] = ActiveRun(id=run.id, status=run.status, created_at=run.created_at)
+    items = []
+    for session_id, active_run in latest.items():
+        chat = await sessions.get_session(s, user_id=user.user_id, session_id=session_id)
+        if chat is not None:
+            items.append(
+                SessionState(session_id=chat.id, title=chat.title, updated_at=chat.updated_at, active_run=active_run)
+            )
     return SessionStates(items=items)
 
 
 @router.get("/{session_id}", operation_id="getSession", response_model=SessionOut, responses=NOT_FOUND)
-async def get_session(session_id: str, user: CurrentUserDep, database: DatabaseDep) -> SessionOut:
-    async with database.transaction() as s:
-        row = await owned_session(s, user_id=user.user_id, session_id=session_id)
+async def get_session(session_id: str, user: CurrentUserDep, s: TxDep) -> SessionOut:
+    row = await owned_session(s, user_id=user.user_id, session_id=session_id)
     return SessionOut.model_validate(row)
 
 
 @router.patch("/{session_id}", operation_id="updateSession", response_model=SessionOut, responses=NOT_FOUND)
-async def update_session(
-    session_id: str, user: CurrentUserDep, database: DatabaseDep, body: SessionUpdate
-) -> SessionOut:
+async def update_session(session_id: str, user: CurrentUserDep, s: TxDep, body: SessionUpdate) -> SessionOut:
     """Change title, summary or settings; fields left out stay as they are."""
     changes = body.model_dump(exclude_unset=True)
     if changes.get("title") is None:
         changes.pop("title", None)
     if "settings" in changes and changes["settings"] is None:
         changes.pop("settings")
-    async with database.transaction() as s:
-        row = await sessions.update_session(s, user_id=user.user_id, session_id=session_id, **changes)
+    row = await sessions.update_session(s, user_id=user.user_id, session_id=session_id, **changes)
     if row is None:
         raise not_found("session", session_id)
     return SessionOut.model_validate(row)
@@ -122,11 +113,10 @@ async def delete_session(
 
 
 @router.get("/{session_id}/turns", operation_id="listSessionTurns", response_model=TurnPage, responses=NOT_FOUND)
-async def list_session_turns(session_id: str, user: CurrentUserDep, database: DatabaseDep, page: PageDep) -> TurnPage:
+async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, page: PageDep) -> TurnPage:
     """The session's committed history, oldest first."""
-    async with database.transaction() as s:
-        await owned_session(s, user_id=user.user_id, session_id=session_id)
-        found = await turns.list_turns_page(s, session_id=session_id, limit=page.limit, offset=page.offset)
+    await owned_session(s, user_id=user.user_id, session_id=session_id)
+    found = await turns.list_turns_page(s, session_id=session_id, limit=page.limit, offset=page.offset)
     items = [TurnOut.model_validate(row) for row in found.items]
     return TurnPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
