@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, interpreter_factory, isolation_level
+from fleet_rlm.sandbox import SandboxOptions, isolation_level
+from fleet_rlm.sandbox.factory import interpreter_factory
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 from tests.sandbox.daytona.fixtures import (  # noqa: F401 - fixtures for the "daytona" param
     daytona_backend,
     fake_daytona,
@@ -53,9 +55,7 @@ def make_factory(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
         if backend == "daytona":  # one fake server per module; the workspace (volume subpath) is per test
             daytona = request.getfixturevalue("shared_daytona_backend")
             workspace = f"t-{tmp_path.name}"[:100]
-            return interpreter_factory(
-                "daytona", data_dir=tmp_path / "data", daytona=daytona, workspace_id=workspace, **options
-            )
+            return interpreter_factory(daytona, data_dir=tmp_path / "data", workspace_id=workspace, **options)
         return interpreter_factory("local", data_dir=tmp_path / "data", isolation=backend, **options)
 
     return make

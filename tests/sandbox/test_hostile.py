@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dspy.primitives.code_interpreter import CodeExecutionError
 
-from fleet_rlm.sandbox import SandboxInterpreter
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 from tests.sandbox.conftest import MakeInterpreter, needs_bwrap
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import dspy
 import pytest
 
-from fleet_rlm.sandbox import SandboxPool, interpreter_factory
+from fleet_rlm.sandbox import SandboxPool
+from fleet_rlm.sandbox.factory import interpreter_factory
 from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
 from fleet_rlm.testing.fake_lm_server import FakeLMServer

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from fleet_rlm.runtime.context.documents import write_document
-from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, SandboxPool, interpreter_factory
+from fleet_rlm.sandbox import SandboxOptions, SandboxPool
 from fleet_rlm.sandbox.context_view import SANDBOXES_DIR, ensure_session_context
+from fleet_rlm.sandbox.factory import interpreter_factory
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 from tests.sandbox.conftest import needs_bwrap
 
 PROBE = """

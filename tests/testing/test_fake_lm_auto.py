@@ -7,7 +7,7 @@ from typing import Literal
 
 import dspy
 
-from fleet_rlm.sandbox import interpreter_factory
+from fleet_rlm.sandbox.factory import interpreter_factory
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, sub_lm_rule
 
 

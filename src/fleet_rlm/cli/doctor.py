@@ -72,9 +72,10 @@ def check_sandbox(settings: Settings) -> CheckResult:
     """Isolation available, and a tiny cell runs."""
     if settings.sandbox_backend != "local":
         return CheckResult("sandbox", "skip", f"backend is {settings.sandbox_backend}: see the daytona check")
-    from fleet_rlm.sandbox import interpreter_factory, sandbox_status
+    from fleet_rlm.sandbox import backend_status
+    from fleet_rlm.sandbox.factory import interpreter_factory
 
-    status = sandbox_status("local")
+    status = backend_status(settings)
     isolation = f"isolation {status['isolation']} ({status['reason']})"
     try:
         interpreter = interpreter_factory(settings=settings)()

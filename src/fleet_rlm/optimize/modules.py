@@ -126,9 +126,9 @@ def _build_direct(ctx: BuildContext) -> dspy.Module:
 
 
 def _build_rlm(ctx: BuildContext) -> dspy.Module:
-    from fleet_rlm.sandbox import interpreter_factory
+    from fleet_rlm.sandbox.factory import interpreter_factory
 
-    factory = interpreter_factory(settings=ctx.settings, workspace_id="optimize")
+    factory = interpreter_factory(settings=ctx.settings, workspace_id="optimize", returns="transcript")  # as turns
     rlm = dspy.RLM(
         "task: str, context: str -> answer: str",
         max_iters=ctx.settings.max_iters,

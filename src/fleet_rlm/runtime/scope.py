@@ -14,8 +14,9 @@ from fleet_rlm.runtime.lms import TurnLMs
 from fleet_rlm.runtime.programs import DIRECT, RLM_TASK, TOOLS, ProgramRegistry, ProgramSpec, resolve_program
 from fleet_rlm.runtime.progress import Progress
 from fleet_rlm.runtime.workspace import ArtifactWatcher
-from fleet_rlm.sandbox import SandboxPool, interpreter_factory
+from fleet_rlm.sandbox import SandboxPool
 from fleet_rlm.sandbox.context_view import ensure_session_context
+from fleet_rlm.sandbox.factory import InterpreterFactory, interpreter_factory
 
 if TYPE_CHECKING:
     from fleet_rlm.runtime.mcp_tools import McpToolbox
@@ -56,20 +57,19 @@ class TurnScope:
         """This session's host-only context directory (documents, repo clones); created on first use."""
         return ensure_session_context(self.settings.data_dir, self.session_id)
 
-    def sandbox_factory(self, *, session_id: str | None) -> Any:
-        """The sandbox factory: the session's warm REPL (session_id) or a fresh isolated one (None).
+    def sandbox_factory(self, *, session_id: str | None) -> InterpreterFactory:
+        """The sandbox factory: the session's warm REPL (session_id) or a fresh isolated one (None: a child).
 
-        Either way the sandbox sees this turn's session context read-only (a nested child reads its parent's
-        documents) and nothing of other sessions."""
-        options: dict[str, Any] = {
-            "batch_concurrency": self.control.limits.batch_concurrency,
-            "context_session": self.session_id,
-            "returns": "transcript",  # the model and the UI see a cell's prints and its last value together
-        }
-        if self.pool is not None:
-            return interpreter_factory(
-                "local", pool=self.pool, session_id=session_id, workspace_id=self.workspace_id, **options
-            )
+        It runs on the pool's backend (chosen once from settings), so its execution instructions and isolation
+        check are that backend's. Either way the sandbox sees this turn's session context read-only (a nested
+        child reads its parent's documents) and nothing of other sessions."""
         return interpreter_factory(
-            self.settings.sandbox_backend, settings=self.settings, workspace_id=self.workspace_id, **options
+            pool=self.pool,
+            settings=self.settings,
+            session_id=session_id,
+            workspace_id=self.workspace_id,
+            context_session=self.session_id,
+            parent_id=self.session_id if session_id is None else None,
+            returns="transcript",  # the model and the UI see a cell's prints and its last value together
+            batch_concurrency=self.control.limits.batch_concurrency,
         )

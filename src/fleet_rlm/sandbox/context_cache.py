@@ -19,7 +19,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from dspy.primitives.code_interpreter import CodeInterpreterError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 REVALIDATE_MAX_BYTES = 1024 * 1024
@@ -51,6 +50,8 @@ def encode_json(value: Any) -> bytes:
     try:
         return json.dumps(value, default=_default, ensure_ascii=False).encode("utf-8", "surrogatepass")
     except (TypeError, ValueError) as exc:
+        from dspy.primitives.code_interpreter import CodeInterpreterError  # dspy loads only when it is needed
+
         raise CodeInterpreterError(f"a variable cannot be sent to the sandbox: {exc}") from exc
 
 

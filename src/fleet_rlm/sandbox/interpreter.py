@@ -28,11 +28,12 @@ from dspy.utils.callback import BaseCallback, with_callbacks
 
 from fleet_rlm.errors import FleetError
 from fleet_rlm.sandbox.bridge import HostBridge
-from fleet_rlm.sandbox.context_view import GUEST_CONTEXT
+from fleet_rlm.sandbox.local import LocalBackend
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
 
 if TYPE_CHECKING:
+    from fleet_rlm.sandbox.backend import SandboxBackend
     from fleet_rlm.sandbox.pool import SandboxPool
 
 Returns = Literal["value", "transcript"]
@@ -40,36 +41,10 @@ RESERVED = frozenset({"SUBMIT", "__builtins__", "ToolError", "WORKSPACE_ROOT", "
 FACADE_TOKEN_VAR = "__dspy_host_token"  # dspy.primitives.facade.HOST_TOKEN_VAR: marks the facade install
 
 
-def context_instructions(context_dir: str) -> str:
-    """The sentence on where this session's documents are (shared by both backends)."""
-    return (
-        f"CONTEXT_DIR ({context_dir}) holds this session's documents and repository clones (repos/), "
-        "read-only; memory/ and artifacts/ are shared by every session of the workspace. "
-        "Child processes started by a cell are killed when the cell ends (threads keep running). "
-    )
-
-
-def execution_instructions(options: SandboxOptions, isolation: str, guest_root: str) -> str:
-    bwrap = isolation == "bubblewrap"
-    where = (
-        "inside a bubblewrap sandbox (no network, private /tmp, only the workspace is writable)"
-        if bwrap
-        else "in a local subprocess with resource limits only (reduced isolation)"
-    )
-    return (
-        f"Code runs as CPython {where}. Globals, imports and functions persist across executions. "
-        f"WORKSPACE_ROOT ({guest_root}) holds memory/ (MEMORIES.md), artifacts/, buffers/ and meta/, "
-        "which persist across sessions; the working directory is WORKSPACE_ROOT. "
-        + context_instructions(GUEST_CONTEXT if bwrap else "a per-sandbox directory")
-        + "Host tools, llm_query, "
-        "llm_query_batched and SUBMIT are global functions; a failing host call raises ToolError. "
-        f"Each execution may run {options.cell_timeout_s:g} s (then KeyboardInterrupt; state is kept) and "
-        f"output beyond {options.output_max_chars} characters is elided in the middle."
-    )
-
-
 class SandboxInterpreter:
-    """One RLM forward's REPL. With a pool and a session id, the worker and its state outlive `shutdown`."""
+    """One RLM forward's REPL on one backend: its worker is leased from `pool` (which owns the backend) or spawned
+    by `backend` (default: local). With a pool and a session id, the worker and its state outlive `shutdown`;
+    `parent_id` marks a child RLM's sandbox (Daytona labels it)."""
 
     def __init__(
         self,
@@ -77,10 +52,12 @@ class SandboxInterpreter:
         output_fields: list[dict[str, Any]] | None = None,
         *,
         options: SandboxOptions,
+        backend: SandboxBackend | None = None,
         pool: SandboxPool | None = None,
         session_id: str | None = None,
         workspace_id: str | None = None,
         context_session: str | None = None,
+        parent_id: str | None = None,
         callbacks: list[BaseCallback] | None = None,
         returns: Returns = "value",
     ) -> None:
@@ -91,7 +68,9 @@ class SandboxInterpreter:
         self.returns = returns
         self.workspace_id = workspace_id or options.workspace_id
         self._pool = pool
+        self.backend: SandboxBackend = pool.backend if pool is not None else backend or LocalBackend()
         self._session_id = session_id
+        self._parent_id = parent_id
         self.context_session = context_session if context_session is not None else session_id
         self._session: WorkerSession | None = None
         self._bridge = HostBridge(
@@ -107,9 +86,7 @@ class SandboxInterpreter:
 
     @property
     def execution_instructions(self) -> str:
-        session = self._session
-        isolation = session.isolation if session else "bubblewrap"
-        return execution_instructions(self.options, isolation, session.guest_root if session else "/workspace")
+        return self.backend.instructions(self.options, self.workspace_id)
 
     @property
     def isolation(self) -> str | None:
@@ -127,7 +104,7 @@ class SandboxInterpreter:
         """A ready worker (leased from the pool, else new) that sees this session's context."""
         try:
             if self._pool is not None:
-                session = self._pool.lease(self._session_id, self.workspace_id)
+                session = self._pool.lease(self._session_id, self.workspace_id, parent_id=self._parent_id)
             else:
                 session = self._new_worker()
             try:
@@ -142,7 +119,9 @@ class SandboxInterpreter:
             raise CodeInterpreterError(f"sandbox unavailable: {exc.reason}") from exc
 
     def _new_worker(self) -> WorkerSession:
-        session = WorkerSession(self.options, self.workspace_id)
+        role = "child" if self._parent_id else "root"
+        spawn = self.backend.spawner(session_id=self._session_id, role=role, parent_id=self._parent_id)
+        session = WorkerSession(self.options, self.workspace_id, spawn=spawn)
         session.wait_ready()
         return session
 

@@ -8,6 +8,9 @@ known workspace never pays a cold start, and the spare is refilled in the backgr
 A session keeps its worker across turns (REPL state kept) until it has been idle for `idle_timeout_s`. If the
 session's worker is busy (a nested RLM in the same session) the lease is ephemeral: a fresh worker that is
 closed on release. Dead workers are dropped on lease; `shutdown()` kills every worker the pool started.
+
+The pool owns the process's `SandboxBackend` (chosen once from settings, `backends.build_pool`): every worker
+it starts comes from that backend, and every interpreter leasing from it runs there.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from fleet_rlm.sandbox.launcher import spawn_worker
+from fleet_rlm.sandbox.backend import SandboxBackend
+from fleet_rlm.sandbox.local import LocalBackend
 from fleet_rlm.sandbox.options import SandboxOptions
-from fleet_rlm.sandbox.session import Spawn, WorkerLost, WorkerSession
+from fleet_rlm.sandbox.session import WorkerLost, WorkerSession
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +55,14 @@ class SandboxPool:
         self,
         options: SandboxOptions,
         *,
+        backend: SandboxBackend | None = None,
         size: int = 2,
         idle_timeout_s: float = 900.0,
-        spawn: Spawn = spawn_worker,
     ) -> None:
         self.options = options
-        self.size = size
+        self.backend: SandboxBackend = backend or LocalBackend()
+        self.size = size if self.backend.keeps_spares else 0
         self.idle_timeout_s = idle_timeout_s
-        self._spawn = spawn
         self._lock = threading.Lock()
         self._spares: OrderedDict[str, list[WorkerSession]] = OrderedDict()
         self._starting: dict[str, int] = {}
@@ -121,14 +125,23 @@ class SandboxPool:
                 total -= 1
         return evicted
 
-    def _new_session(self, workspace: str) -> WorkerSession:
-        session = WorkerSession(self.options, workspace, spawn=self._spawn)
+    def _new_session(
+        self, workspace: str, session_id: str | None = None, parent_id: str | None = None
+    ) -> WorkerSession:
+        role = "child" if parent_id else "root"
+        spawn = self.backend.spawner(session_id=session_id, role=role, parent_id=parent_id)
+        session = WorkerSession(self.options, workspace, spawn=spawn)
         session.wait_ready()
         return session
 
     # --- leases --------------------------------------------------------------------------------------------
-    def lease(self, session_id: str | None, workspace_id: str | None = None) -> WorkerSession:
-        """The session's warm worker, else a warm spare, else a cold start. Raises WorkerLost on failure."""
+    def lease(
+        self, session_id: str | None, workspace_id: str | None = None, *, parent_id: str | None = None
+    ) -> WorkerSession:
+        """The session's warm worker, else a warm spare, else a cold start. Raises WorkerLost on failure.
+
+        `session_id=None` is a one-off worker (closed on release); `parent_id` names the session whose child RLM
+        it serves. A cold start is labelled with both (the Daytona backend finds session sandboxes again)."""
         workspace = workspace_id or self.options.workspace_id
         stale: list[WorkerSession] = []
         with self._lock:
@@ -144,7 +157,7 @@ class SandboxPool:
             spare = self._take_spare(workspace, stale)
         for session in stale:
             session.close()
-        session = spare or self._new_session(workspace)
+        session = spare or self._new_session(workspace, session_id, parent_id)
         self.prewarm(workspace)
         if session_id and not ephemeral:
             with self._lock:

@@ -59,3 +59,8 @@ def sandbox_status(backend: str = "local") -> dict[str, Any]:
         "bwrap_version": version,
         "reason": reason or "processes run in bubblewrap namespaces with resource limits",
     }
+
+
+def probe_again() -> None:
+    """Forget the cached probe, so the next check looks at the host again (bubblewrap just installed or removed)."""
+    _probe.cache_clear()

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from dspy.primitives.code_interpreter import CodeInterpreterError
 
-from fleet_rlm.sandbox import interpreter_factory
-from fleet_rlm.sandbox.daytona import DaytonaBackend, DaytonaInterpreterFactory, worker_version
+from fleet_rlm.sandbox.daytona import DaytonaBackend, worker_version
 from fleet_rlm.sandbox.daytona.options import WORKER_FILES
+from fleet_rlm.sandbox.factory import InterpreterFactory, interpreter_factory
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer
 from tests.sandbox.daytona.fixtures import daytona_options
 
 
-def _factory(backend: DaytonaBackend, tmp_path: Path, **kwargs: object) -> DaytonaInterpreterFactory:
-    factory = interpreter_factory("daytona", data_dir=tmp_path / "data", daytona=backend, cell_timeout_s=10, **kwargs)
-    assert isinstance(factory, DaytonaInterpreterFactory)
+def _factory(backend: DaytonaBackend, tmp_path: Path, **kwargs: object) -> InterpreterFactory:
+    factory = interpreter_factory(backend, data_dir=tmp_path / "data", cell_timeout_s=10, **kwargs)
+    assert factory.backend is backend and factory.isolation == "daytona"
     return factory
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import dspy
 import pytest
 
-from fleet_rlm.sandbox import interpreter_factory
 from fleet_rlm.sandbox.daytona import DaytonaBackend
+from fleet_rlm.sandbox.factory import interpreter_factory
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer
 from fleet_rlm.testing.fake_lm_dspy import rlm_step
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
@@ -33,7 +33,7 @@ def test_rlm_runs_on_daytona(
         ),
         rlm_step("Submit.", "SUBMIT(answer=note, length=len(context))"),
     )
-    factory = interpreter_factory("daytona", data_dir=tmp_path, daytona=daytona_backend, session_id="sess-1")
+    factory = interpreter_factory(daytona_backend, data_dir=tmp_path, session_id="sess-1")
     rlm = dspy.RLM("context -> answer: str, length: int", max_iters=5, interpreter_factory=factory)
     with dspy.context(lm=fake_lm.dspy_lm()):
         result = rlm(context="hello world " * 1000)

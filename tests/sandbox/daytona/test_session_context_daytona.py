@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fleet_rlm.sandbox import interpreter_factory
 from fleet_rlm.sandbox.daytona import DaytonaBackend
+from fleet_rlm.sandbox.factory import interpreter_factory
 from fleet_rlm.testing.fake_daytona import FakeDaytonaServer
 from tests.sandbox.test_session_context import PROBE, _attach
 
@@ -21,7 +21,7 @@ def test_sessions_see_only_their_own_context(
     (repo / "README.md").write_text("SECRET-OF-S1 in a repository clone")
 
     def make(**kwargs: object) -> object:
-        return interpreter_factory("daytona", data_dir=data, daytona=daytona_backend, workspace_id="ws", **kwargs)
+        return interpreter_factory(daytona_backend, data_dir=data, workspace_id="ws", **kwargs)
 
     one = make(session_id="s1")()  # type: ignore[operator]
     two = make(session_id="s2")()  # type: ignore[operator]

@@ -31,7 +31,8 @@ PROBE_TIMEOUT_S = 900
 
 def _make(impl: str, data_dir: Path) -> Any:
     if impl == "ours":
-        from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions
+        from fleet_rlm.sandbox import SandboxOptions
+        from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 
         return SandboxInterpreter(options=SandboxOptions(data_dir=data_dir), workspace_id="ctx")
     return local_interpreter() if impl == "local" else deno_interpreter()

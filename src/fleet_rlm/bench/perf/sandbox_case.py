@@ -20,7 +20,8 @@ from fleet_rlm.bench.perf.context import SuiteContext
 from fleet_rlm.bench.perf.measure import median, ms, paired_delta, percentile, timed
 from fleet_rlm.bench.perf.report import Row
 from fleet_rlm.bench.perf.server import fake_lm_process
-from fleet_rlm.sandbox import SandboxInterpreter, SandboxOptions, SandboxPool
+from fleet_rlm.sandbox import SandboxOptions, SandboxPool
+from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 
 S = "1 sandbox"
 FAN_OUT = (

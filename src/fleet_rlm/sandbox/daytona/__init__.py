@@ -3,6 +3,9 @@
     factory = interpreter_factory("daytona", settings=settings, session_id="s1", workspace_id="w1")
     rlm = dspy.RLM("context -> answer", interpreter_factory=factory)
 
+`DaytonaBackend` is this package's `SandboxBackend` (`sandbox/backend.py`): the shared `InterpreterFactory`,
+`SandboxInterpreter` and `SandboxPool` run on it unchanged.
+
 Channel choice. The worker runs as the one command of a Daytona *process session* (`python3 -I -B
 worker_lines.py`), started with `suppress_input_echo`. Host -> worker frames are posted as the command's
 stdin; worker -> host frames arrive on the command's log stream (a WebSocket, stdout and stderr multiplexed by
@@ -25,75 +28,19 @@ The SDK is async; one private event loop thread per backend runs it (see `loop.p
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from fleet_rlm.config import Settings
 from fleet_rlm.sandbox.daytona.backend import DaytonaBackend, sandbox_labels, shared_backend, shutdown_backends
 from fleet_rlm.sandbox.daytona.client import DaytonaClient, DaytonaUnavailable
-from fleet_rlm.sandbox.daytona.interpreter import DaytonaInterpreter, DaytonaInterpreterFactory
 from fleet_rlm.sandbox.daytona.options import DaytonaOptions, worker_version
 from fleet_rlm.sandbox.daytona.status import daytona_status
-from fleet_rlm.sandbox.interpreter import Returns
-from fleet_rlm.sandbox.options import SandboxOptions
-
-if TYPE_CHECKING:
-    from fleet_rlm.sandbox.pool import SandboxPool
 
 __all__ = [
     "DaytonaBackend",
     "DaytonaClient",
-    "DaytonaInterpreter",
-    "DaytonaInterpreterFactory",
     "DaytonaOptions",
     "DaytonaUnavailable",
-    "daytona_interpreter_factory",
     "daytona_status",
     "sandbox_labels",
     "shared_backend",
     "shutdown_backends",
     "worker_version",
 ]
-
-
-def daytona_interpreter_factory(
-    *,
-    settings: Settings | None = None,
-    data_dir: Path | str | None = None,
-    pool: SandboxPool | None = None,
-    session_id: str | None = None,
-    workspace_id: str | None = None,
-    context_session: str | None = None,
-    daytona: DaytonaOptions | DaytonaBackend | None = None,
-    reuse: bool | None = None,
-    returns: Returns = "value",
-    **options: Any,
-) -> DaytonaInterpreterFactory:
-    """Build the Daytona factory `dspy.RLM(interpreter_factory=...)` takes.
-
-    `options` are `SandboxOptions` fields (cell_timeout_s, memory_mb, ...). `daytona` overrides the
-    connection: a `DaytonaOptions` (shared backend for that configuration) or a `DaytonaBackend` you own;
-    by default it comes from `settings`. `reuse` keeps a session's sandbox for later turns (default: on when
-    `session_id` is given). With a `pool`, build it with `spawn=backend.spawner(...)`.
-    """
-    settings = settings or Settings()
-    if pool is not None:
-        resolved = pool.options.with_changes(**options) if options else pool.options
-    elif data_dir is not None:
-        resolved = SandboxOptions(data_dir=Path(data_dir), **options)
-    else:
-        resolved = SandboxOptions.from_settings(settings, **options)
-    if isinstance(daytona, DaytonaBackend):
-        backend = daytona
-    else:
-        backend = shared_backend(daytona or DaytonaOptions.from_settings(settings))
-    return DaytonaInterpreterFactory(
-        resolved,
-        backend,
-        pool=pool,
-        session_id=session_id,
-        workspace_id=workspace_id,
-        context_session=context_session,
-        reuse=reuse,
-        returns=returns,
-    )

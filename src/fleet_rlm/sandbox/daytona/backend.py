@@ -26,7 +26,10 @@ from fleet_rlm.sandbox.daytona.client import DaytonaClient, DaytonaUnavailable
 from fleet_rlm.sandbox.daytona.context import SandboxContext, ensure_context_dir, sync_context
 from fleet_rlm.sandbox.daytona.options import LABEL_APP, DaytonaOptions
 from fleet_rlm.sandbox.daytona.remote import DaytonaWorker, ensure_worker_files, start_worker
+from fleet_rlm.sandbox.daytona.status import daytona_status
+from fleet_rlm.sandbox.instructions import daytona_instructions
 from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.roots import GUEST_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,11 @@ class _Sandbox:
 
 
 class DaytonaBackend:
+    """The Daytona `SandboxBackend`: workers in Daytona sandboxes; isolation is Daytona's, never host bubblewrap."""
+
+    name = "daytona"
+    keeps_spares = False  # sandboxes are found again by label instead; a spare would be a billed, idle sandbox
+
     def __init__(self, options: DaytonaOptions, *, client: DaytonaClient | None = None) -> None:
         self.options = options
         self.client = client or DaytonaClient(options)
@@ -80,6 +88,15 @@ class DaytonaBackend:
             return self.spawn(options, workspace, labels=labels, reuse=keep)
 
         return spawn
+
+    def isolation(self, options: SandboxOptions) -> str:
+        """Every sandbox is a Daytona sandbox: nothing on this host is needed (`require_isolation` is met)."""
+        del options
+        return "daytona"
+
+    def instructions(self, options: SandboxOptions, workspace_id: str) -> str:
+        del workspace_id  # the volume subpath of the workspace is mounted at the same guest path for all
+        return daytona_instructions(options, GUEST_ROOT)
 
     def spawn(
         self, options: SandboxOptions, workspace_id: str, *, labels: dict[str, str], reuse: bool = False
@@ -204,10 +221,13 @@ class DaytonaBackend:
     def closed(self) -> bool:
         return self._closed
 
-    def status(self) -> dict[str, Any]:
+    def status(self, options: SandboxOptions | None = None) -> dict[str, Any]:
+        """The configuration (`daytona_status`, no network call) and what this backend holds now."""
+        del options
         with self._lock:
             kept = sum(1 for e in self._sandboxes.values() if e.keep)
-            return {"sandboxes": len(self._sandboxes), "kept": kept, "workers": len(self._workers)}
+            held = {"sandboxes": len(self._sandboxes), "kept": kept, "workers": len(self._workers)}
+        return {**daytona_status(self.options), **held}
 
 
 _shared: dict[DaytonaOptions, DaytonaBackend] = {}

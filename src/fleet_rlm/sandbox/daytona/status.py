@@ -22,6 +22,7 @@ def daytona_status(options: DaytonaOptions) -> dict[str, Any]:
         "backend": "daytona",
         "isolation": "daytona",
         "configured": configured,
+        "usable": configured,
         "api_url": options.api_url,
         "target": options.target,
         "snapshot": options.snapshot,
