@@ -29,7 +29,8 @@ local server), `fleet-rlm` has every operator command. Shell completion: `fleet-
 
 Exit codes: 0 success, 1 failure (one `error[code]: message — action` line on stderr, never a traceback; an
 unexpected failure prints `error[internal_error]` and keeps its traceback in `logs/cli-errors.log`, or shows it
-with `FLEET_DEBUG=1`), 2 usage error or no model configured, 130 cancelled with Ctrl-C (`run`).
+with `FLEET_DEBUG=1`), 2 usage error or no model configured, 3 a replay diverged (`replay`), 130 cancelled
+with Ctrl-C (`run`).
 
 Wherever a session id is asked for (`sessions show|export|delete`, `chat --session`, `run --session`,
 `/resume`), any unique prefix of it works; a prefix matching several sessions is refused with the candidates.

@@ -17,6 +17,7 @@ COMMANDS = [
     ["run"],
     ["doctor"],
     ["mcp"],
+    ["replay"],
     ["sessions"],
     ["sessions", "list"],
     ["sessions", "show"],

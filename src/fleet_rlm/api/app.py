@@ -21,6 +21,7 @@ from fleet_rlm.api.routes import (
     health,
     optimization_status,
     profiles,
+    replay,
     roles,
     runs,
     sandboxes,
@@ -77,7 +78,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
     app.include_router(turns.router)
-    for module in (profiles, roles, runtime_routes, sandboxes, skills, optimization_status):
+    for module in (profiles, roles, runtime_routes, sandboxes, skills, optimization_status, replay):
         app.include_router(module.router)
     app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)

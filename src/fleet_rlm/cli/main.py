@@ -17,6 +17,7 @@ from fleet_rlm.cli.mcp import mcp
 from fleet_rlm.cli.optimize import optimize_app
 from fleet_rlm.cli.perf import perf
 from fleet_rlm.cli.profiles import profiles_app
+from fleet_rlm.cli.replay import replay
 from fleet_rlm.cli.run import run
 from fleet_rlm.cli.sessions import sessions_app
 from fleet_rlm.config import load_settings
@@ -101,6 +102,7 @@ def build_fleet_rlm_app() -> typer.Typer:
     app.command("doctor")(doctor)
     app.command("mcp")(mcp)
     app.add_typer(sessions_app, name="sessions")
+    app.command("replay")(replay)
     app.add_typer(profiles_app, name="profiles")
     app.add_typer(auth_app, name="auth")
     app.add_typer(db_app, name="db")

@@ -5,7 +5,8 @@ in batches (one transaction per batch, so the store assigns dense seqs) and only
 therefore never see an event the store does not have. The terminal event (turn_finished, ...) is held back:
 the executor stores it in the same transaction as the run's final status and the committed answer. Each
 `usage` event also updates `runs.usage` in its batch's transaction, so a run killed mid-turn (or failing outside
-the runtime) still reports the tokens, LM calls and cost it spent up to its last usage event.
+the runtime) still reports the tokens, LM calls and cost it spent up to its last usage event. The runtime's LM
+recordings (`record_lm`) ride the same queue and are stored in the transaction of the batch they arrive with.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import logging
 from typing import Any
 
 from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals, event_to_json, with_seq
+from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
+from fleet_rlm.services.recordings import store_items
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import append_events
@@ -39,7 +42,8 @@ class RunRecorder:
         self.run_id = run_id
         self.session_id = session_id
         self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[EventBase | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[EventBase | RecordedItem | None] = asyncio.Queue()
+        self.recorded: list[RecordedItem] = []  # LM recordings waiting for the next batch's transaction
         self.last_seq = 0
         self.failed: BaseException | None = None
         self.terminal: EventBase | None = None
@@ -49,7 +53,11 @@ class RunRecorder:
     def start(self) -> None:
         self._task = self.loop.create_task(self._consume(), name=f"recorder-{self.run_id}")
 
-    def emit(self, event: EventBase) -> None:
+    def record_lm(self, item: RecordedItem) -> None:
+        """The runtime's RecordingSink: LM recordings travel the event queue and are stored with a batch."""
+        self.emit(item)
+
+    def emit(self, event: EventBase | RecordedItem) -> None:
         """Thread-safe; callable from the runtime's worker threads and from the loop itself."""
         try:
             running = asyncio.get_running_loop()
@@ -85,10 +93,13 @@ class RunRecorder:
                     done = True
                 else:
                     self._take(item, batch)
-            if batch:
+            if batch or self.recorded:
                 await self._write(batch)
 
-    def _take(self, event: EventBase, batch: list[EventBase]) -> None:
+    def _take(self, event: EventBase | RecordedItem, batch: list[EventBase]) -> None:
+        if not isinstance(event, EventBase):
+            self.recorded.append(event)
+            return
         if event.type in TERMINAL_TYPES:
             if self.terminal is None:
                 self.terminal = event
@@ -99,7 +110,10 @@ class RunRecorder:
     async def _write(self, batch: list[EventBase]) -> None:
         try:
             usage = next((e for e in reversed(batch) if isinstance(e, Usage)), None)
+            recorded, self.recorded = self.recorded, []
             async with self.database.transaction() as session:
+                if recorded:
+                    await store_items(session, run_id=self.run_id, items=recorded)
                 batch = [await self._register(session, event) for event in batch]
                 rows = await append_events(session, run_id=self.run_id, events=[to_new_event(e) for e in batch])
                 if usage is not None:
@@ -109,6 +123,8 @@ class RunRecorder:
             if self.failed is None:
                 log.error("cannot persist events of run %s: %s", self.run_id, exc)
             self.failed = exc
+            return
+        if not rows:
             return
         published: list[dict[str, Any]] = []
         for event, row in zip(batch, rows, strict=True):

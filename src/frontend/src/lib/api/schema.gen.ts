@@ -803,6 +803,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay Run
+         * @description Re-execute the run against its recorded LM responses (no model is called); report identical or the
+         *     first divergent request. Synchronous: answers when the replay has finished.
+         */
+        post: operations["replayRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replay-sets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Sets */
+        get: operations["listReplaySets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replay-sets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save Set
+         * @description Create or replace a regression set of your recorded runs.
+         */
+        put: operations["saveReplaySet"];
+        post?: never;
+        /** Delete Set */
+        delete: operations["deleteReplaySet"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replay-sets/{name}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay Set
+         * @description Replay every run of the set; `identical` is false when any run diverged or could not be replayed.
+         */
+        post: operations["replaySet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/optimization/modules": {
         parameters: {
             query?: never;
@@ -1344,6 +1423,43 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** DivergenceOut */
+        DivergenceOut: {
+            /**
+             * Reason
+             * @description unrecorded_request (a request the recording lacks), not_stored (over recording_max_bytes), missing_calls (the replay made fewer calls) or outcome_differs (same calls, another answer).
+             */
+            reason: string;
+            /**
+             * Role
+             * @description Role of the divergent request: root, sub, delegate or router.
+             */
+            role: string | null;
+            /**
+             * Index
+             * @description The replay's n-th LM call (1-based) where it diverged.
+             */
+            index: number;
+            /**
+             * Role Index
+             * @description The n-th call of that role.
+             */
+            role_index: number | null;
+            /**
+             * Recorded Seq
+             * @description The closest recorded exchange (its seq in the recording).
+             */
+            recorded_seq: number | null;
+            /** Recorded Role */
+            recorded_role: string | null;
+            /** Request Hash */
+            request_hash: string | null;
+            /**
+             * Diff
+             * @description Unified diff of the closest recorded request's messages and the replayed one.
+             */
+            diff: string;
+        };
         /**
          * Effective
          * @description What the role will use on your next turn, and why.
@@ -1853,6 +1969,100 @@ export interface components {
             checks: {
                 [key: string]: components["schemas"]["Check"];
             };
+        };
+        /** ReplayErrorOut */
+        ReplayErrorOut: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Result
+             * @constant
+             */
+            result: "error";
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            };
+        };
+        /** ReplayIn */
+        ReplayIn: {
+            /**
+             * Program Version
+             * @description Replay with this saved program version instead of the recorded one.
+             */
+            program_version?: string | null;
+        };
+        /** ReplayReportOut */
+        ReplayReportOut: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Result
+             * @enum {string}
+             */
+            result: "identical" | "diverged";
+            /** Program Versions */
+            program_versions: {
+                [key: string]: string;
+            };
+            /** Calls Recorded */
+            calls_recorded: number;
+            /** Calls Replayed */
+            calls_replayed: number;
+            /** Truncated */
+            truncated: boolean;
+            /** Status Recorded */
+            status_recorded: string | null;
+            /** Status Replayed */
+            status_replayed: string;
+            /** Answer Recorded */
+            answer_recorded: string;
+            /** Answer Replayed */
+            answer_replayed: string;
+            divergence: components["schemas"]["DivergenceOut"] | null;
+            /** Duration Ms */
+            duration_ms: number;
+            /** Warnings */
+            warnings: string[];
+        };
+        /** ReplaySetIn */
+        ReplaySetIn: {
+            /** Run Ids */
+            run_ids: string[];
+        };
+        /** ReplaySetList */
+        ReplaySetList: {
+            /** Items */
+            items: components["schemas"]["ReplaySetOut"][];
+        };
+        /** ReplaySetOut */
+        ReplaySetOut: {
+            /** Name */
+            name: string;
+            /** Run Ids */
+            run_ids: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** ReplaySetReportOut */
+        ReplaySetReportOut: {
+            /** Name */
+            name: string;
+            /**
+             * Identical
+             * @description True when every run of the set replayed identically.
+             */
+            identical: boolean;
+            /** Reports */
+            reports: (components["schemas"]["ReplayReportOut"] | components["schemas"]["ReplayErrorOut"])[];
         };
         /** RoleOut */
         RoleOut: {
@@ -4479,6 +4689,163 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OptimizationStatus"];
+                };
+            };
+        };
+    };
+    replayRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayReportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    listReplaySets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplaySetList"];
+                };
+            };
+        };
+    };
+    saveReplaySet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, '.', '_' or '-'. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplaySetIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplaySetOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    deleteReplaySet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, '.', '_' or '-'. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    replaySet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Letters, digits, '.', '_' or '-'. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplaySetReportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

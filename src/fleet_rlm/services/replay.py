@@ -1,0 +1,265 @@
+"""Replay a recorded run offline and say whether it is identical, or where it first diverged.
+
+The run's turn is rebuilt from its recorded inputs (task, context sources, earlier turns, summary, options,
+program pins — never from the session's current state) and executed by the server's own TurnRuntime with the
+same sandbox code and tools, but every LM is a `ReplayLM` answering from the recording by request hash, so no
+request reaches a model. The replay runs in a scratch session and workspace (never the user's: a replay must not
+append to their memory or add artifacts), which are removed afterwards; it is not persisted as a run.
+`program_version` swaps in another saved program version to see what a prompt change does to a recorded run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.optimize.programs_db import specs_of
+from fleet_rlm.runtime.contracts import CancelToken, Runtime
+from fleet_rlm.runtime.lm_exchange import LMExchange, request_from_inputs
+from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
+from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.store import Database
+from fleet_rlm.store.repos import programs as programs_repo
+from fleet_rlm.store.repos import recordings as recordings_repo
+from fleet_rlm.store.repos import runs as runs_repo
+
+NETWORK_SOURCES = ("url", "repo")
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+
+@dataclass
+class ReplayReport:
+    run_id: str
+    result: str  # "identical" | "diverged"
+    program_versions: dict[str, str]
+    calls_recorded: int
+    calls_replayed: int
+    truncated: bool
+    status_recorded: str | None
+    status_replayed: str
+    answer_recorded: str
+    answer_replayed: str
+    divergence: dict[str, Any] | None = None
+    duration_ms: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return self.result == "identical"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _CountingSink:
+    """The replay's events are not stored; only the count and the error matter."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.error: str | None = None
+
+    def emit(self, event: Any) -> None:
+        self.count += 1
+        if event.type == "error":
+            self.error = f"{event.code}: {event.message}"
+
+
+async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, Any, list[LMExchange]]:
+    """The caller's finished, recorded run: (run, recording, exchanges). Raises a FleetError otherwise."""
+    async with database.session() as session:
+        run = await runs_repo.get_run(session, run_id=run_id)
+        if run is None or run.user_id != user_id:
+            raise NotFound(f"run {run_id} not found", code="run_not_found", action="list a session's runs first")
+        if run.status not in TERMINAL:
+            raise Conflict(
+                f"run {run_id} is still {run.status}",
+                code="run_not_finished",
+                action="replay it once it has finished",
+            )
+        recording = await recordings_repo.get_recording(session, run_id=run_id)
+        stored = await recordings_repo.list_exchanges(session, run_id=run_id)
+    if recording is None or not recording.inputs:
+        raise Conflict(
+            f"run {run_id} has no recording",
+            code="run_not_recorded",
+            action="only runs made with FLEET_RECORDING_ENABLED=true (the default) can be replayed; run the turn again",
+        )
+    exchanges = [
+        LMExchange(
+            seq=e.seq,
+            role=e.role,
+            actor=e.actor,
+            depth=e.depth,
+            request_hash=e.request_hash,
+            request=e.request,
+            response=e.response,
+            error=e.error,
+            truncated=e.truncated,
+            lm_params=e.lm_params,
+        )
+        for e in stored
+    ]
+    return run, recording, exchanges
+
+
+async def version_pins(database: Database, *, user_id: str, version: str) -> dict[str, str]:
+    """module -> `version` for every runtime module the saved version carries (one the caller may see)."""
+    async with database.session() as session:
+        row = await programs_repo.find_version(session, version=version)
+        visible = {v.id for v in await programs_repo.visible_versions(session, user_id=user_id)} if row else set()
+    if row is None or row.id not in visible:
+        raise NotFound(
+            f"program version {version} not found",
+            code="program_version_not_found",
+            action="list versions with GET /api/v1/optimization/versions",
+        )
+    return {module: spec.version for module, spec in specs_of(row).items()}
+
+
+def _check_sources(inputs: dict[str, Any]) -> None:
+    for source in inputs.get("sources") or ():
+        if source.get("kind") in NETWORK_SOURCES:
+            raise Conflict(
+                f"the run loaded {source.get('kind')} context ({source.get('name')}), which a replay would fetch again",
+                code="replay_needs_network",
+                action="replay runs whose context is attachments, pasted text or workspace files",
+            )
+
+
+def _answer_diff(recorded: str, replayed: str) -> str:
+    lines = difflib.unified_diff(
+        recorded.splitlines(), replayed.splitlines(), "recorded answer", "replayed answer", lineterm=""
+    )
+    return "\n".join(list(lines)[:200])
+
+
+async def replay_run(
+    *,
+    database: Database,
+    runtime: Runtime,
+    settings: Settings,
+    user_id: str,
+    run_id: str,
+    program_version: str | None = None,
+    executor: Executor | None = None,
+) -> ReplayReport:
+    run, recording, exchanges = await load(database, user_id=user_id, run_id=run_id)
+    inputs = dict(recording.inputs)
+    _check_sources(inputs)
+    pins = {**(inputs.get("program_versions") or {}), **(inputs.get("programs_used") or {})}  # what it ran
+    if program_version:
+        pins.update(await version_pins(database, user_id=user_id, version=program_version))
+    scratch = f"replay-{uuid.uuid4().hex[:20]}"
+    cancel = CancelToken()
+    book = ReplayBook(exchanges, cancel)
+    request = request_from_inputs(
+        inputs,
+        run_id=uuid.uuid4().hex,
+        session_id=scratch,
+        user_id=user_id,
+        workspace_id=scratch,
+        workspace_dir=settings.workspaces_dir / scratch,
+        lm_provider=replay_provider(book, inputs.get("lm_models")),
+        program_versions=pins,
+    )
+    sink = _CountingSink()
+    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    try:
+        result = await loop.run_in_executor(executor, runtime.run_turn, request, sink, cancel)
+    finally:
+        await loop.run_in_executor(executor, _cleanup, runtime, settings, scratch)
+    divergence = book.finish()
+    report = ReplayReport(
+        run_id=run.id,
+        result="identical",
+        program_versions=pins,
+        calls_recorded=len(exchanges),
+        calls_replayed=book.calls,
+        truncated=bool(recording.truncated),
+        status_recorded=recording.status,
+        status_replayed=result.status,
+        answer_recorded=recording.answer or "",
+        answer_replayed=result.answer,
+        divergence=divergence.to_dict() if divergence else None,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
+    if recording.truncated:
+        report.warnings.append("the recording was truncated (recording_max_bytes): later calls cannot be served")
+    if report.divergence is None and (result.status != recording.status or result.answer != (recording.answer or "")):
+        report.divergence = {
+            "reason": "outcome_differs",
+            "role": None,
+            "index": book.calls,
+            "role_index": None,
+            "recorded_seq": None,
+            "recorded_role": None,
+            "request_hash": None,
+            "diff": f"status {recording.status} -> {result.status}\n"
+            + _answer_diff(recording.answer or "", result.answer),
+        }
+    if report.divergence is not None:
+        report.result = "diverged"
+    if sink.error and report.divergence is None:
+        report.warnings.append(f"the replayed turn reported {sink.error}")
+    return report
+
+
+def _cleanup(runtime: Runtime, settings: Settings, scratch: str) -> None:
+    """End the scratch sandbox, then remove the scratch workspace and context (rmtree never follows links)."""
+    runtime.end_session(scratch)
+    remove_session_context(settings.data_dir, scratch)
+    shutil.rmtree(settings.workspaces_dir / scratch, ignore_errors=True)
+
+
+async def replay_many(
+    run_ids: Sequence[str], **kwargs: Any
+) -> list[ReplayReport | dict[str, Any]]:  # a FleetError per run becomes that run's entry
+    """Replay each run in turn (a regression set); a run that cannot be replayed reports its error."""
+    from fleet_rlm.errors import FleetError
+
+    out: list[ReplayReport | dict[str, Any]] = []
+    for run_id in run_ids:
+        try:
+            out.append(await replay_run(run_id=run_id, **kwargs))
+        except FleetError as exc:
+            out.append({"run_id": run_id, "result": "error", "error": exc.to_dict()})
+    return out
+
+
+async def save_set(database: Database, *, user_id: str, name: str, run_ids: Sequence[str]) -> Any:
+    """Create or replace the caller's regression set; every run must be theirs and recorded."""
+    unique = list(dict.fromkeys(run_ids))
+    async with database.transaction() as session:
+        for run_id in unique:
+            run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
+            if run is None:
+                raise NotFound(f"run {run_id} not found", code="run_not_found", action="check the run ids")
+            if await recordings_repo.get_recording(session, run_id=run_id) is None:
+                raise Conflict(
+                    f"run {run_id} has no recording",
+                    code="run_not_recorded",
+                    action="save only runs made with recording on (FLEET_RECORDING_ENABLED, the default)",
+                )
+        return await recordings_repo.save_set(session, user_id=user_id, name=name, run_ids=unique)
+
+
+async def get_set(database: Database, *, user_id: str, name: str) -> Any:
+    async with database.session() as session:
+        row = await recordings_repo.get_set(session, user_id=user_id, name=name)
+    if row is None:
+        raise NotFound(
+            f"replay set {name!r} not found",
+            code="replay_set_not_found",
+            action="list sets with `fleet-rlm replay --list-sets`",
+        )
+    return row
