@@ -25,3 +25,17 @@ def test_no_source_file_over_500_lines() -> None:
 
 def test_gate_sees_the_package() -> None:
     assert any(path.name == "config.py" for path in _sources())
+
+
+def test_no_import_cycles() -> None:
+    """No module of the package imports itself back through others (lazy and type-only imports included)."""
+    import grimp
+
+    graph = grimp.build_graph("fleet_rlm", cache_dir=None)
+    edges = {m: graph.find_modules_directly_imported_by(m) & graph.modules for m in graph.modules}
+    cycles = []
+    for start in sorted(edges):
+        for nxt in edges[start]:
+            if graph.find_shortest_chain(importer=nxt, imported=start) is not None:
+                cycles.append(f"{start} -> {nxt}")
+    assert not cycles, f"import cycles: {cycles[:10]}"

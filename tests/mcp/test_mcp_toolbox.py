@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.config import Settings
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.config import Settings
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_server import FakeLMServer

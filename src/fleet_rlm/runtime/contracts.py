@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from fleet_rlm.config import ExecutionMode, McpServerSpec
+from fleet_rlm.config import ExecutionMode
 from fleet_rlm.events.status import RunOutcome
+from fleet_rlm.mcp_servers import McpServerSpec
 
 if TYPE_CHECKING:
     from fleet_rlm.events import Event

@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fleet_rlm.config import McpServerSpec
+from fleet_rlm.mcp_servers import McpServerSpec
 
 T = TypeVar("T")
 SHUTDOWN_WAIT_S = 5.0

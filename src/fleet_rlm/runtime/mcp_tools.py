@@ -21,9 +21,10 @@ from typing import Any
 
 import dspy
 
-from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import WarningEvent
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.netguard import GuardCodes, check_url
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter

@@ -6,9 +6,9 @@ Routes depend on `CurrentUserDep` (HTTP) or `TicketUserDep` (WebSocket/SSE with 
 `Principal`; every lookup is scoped by `principal.user_id`, so another user's row is simply "not found".
 """
 
-from fleet_rlm.api.auth.admin import admin_required, is_admin, require_admin
+from fleet_rlm.api.auth.admin import admin_required, is_admin
 from fleet_rlm.api.auth.dependencies import AdminUserDep, CurrentUserDep, TicketUserDep, current_user, ticket_user
-from fleet_rlm.api.auth.principal import LOCAL_USER, Principal, principal_for_name, principal_for_user_id
+from fleet_rlm.api.auth.principal import LOCAL_USER, Principal, principal_for_name, principal_for_user_id, require_admin
 from fleet_rlm.api.auth.tickets import MAX_TTL_S, consume_ticket, issue_ticket
 from fleet_rlm.api.auth.tokens import DEFAULT_TTL_S, mint_token, unauthorized, verify_token
 

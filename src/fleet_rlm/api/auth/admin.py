@@ -9,13 +9,10 @@ contains) `oidc_admin_value`. The principal carries `is_admin`; routes call `req
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
-
-if TYPE_CHECKING:
-    from fleet_rlm.api.auth.principal import Principal
 
 ADMIN_ACTION = "ask an operator: admins are listed in FLEET_ADMIN_USERS (or have the FLEET_OIDC_ADMIN_CLAIM value)"
 
@@ -35,8 +32,3 @@ def is_admin(settings: Settings, name: str, claims: Mapping[str, Any] | None = N
 
 def admin_required(what: str) -> FleetError:
     return FleetError(f"{what} is for admins only", code="admin_required", status=403, action=ADMIN_ACTION)
-
-
-def require_admin(principal: Principal, what: str) -> None:
-    if not principal.is_admin:
-        raise admin_required(what)

@@ -13,7 +13,7 @@ from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
-from fleet_rlm.api.auth.admin import is_admin, require_admin
+from fleet_rlm.api.auth.admin import is_admin
 from fleet_rlm.api.auth.oidc import OidcVerifier
 from fleet_rlm.api.auth.principal import (
     LOCAL_USER,
@@ -21,6 +21,7 @@ from fleet_rlm.api.auth.principal import (
     check_user_name,
     principal_for_name,
     principal_for_user_id,
+    require_admin,
 )
 from fleet_rlm.api.auth.tickets import TICKET_ACTION, consume_ticket
 from fleet_rlm.api.auth.tokens import unauthorized, verify_token

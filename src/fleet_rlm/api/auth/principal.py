@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fleet_rlm.api.auth.admin import is_admin
+from fleet_rlm.api.auth.admin import admin_required, is_admin
 from fleet_rlm.api.auth.tokens import check_subject
 from fleet_rlm.config import Settings
 from fleet_rlm.sandbox import ensure_roots
@@ -76,3 +76,8 @@ async def _with_workspace(s: AsyncSession, settings: Settings, user: User, *, is
         workspace_root=root,
         is_admin=is_admin,
     )
+
+
+def require_admin(principal: Principal, what: str) -> None:
+    if not principal.is_admin:
+        raise admin_required(what)
