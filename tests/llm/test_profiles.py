@@ -15,6 +15,7 @@ from fleet_rlm.llm import (
     ModelNotConfigured,
     ProfileNotFound,
     RoleBinding,
+    explain_profiles,
     fallback_chain,
     parse_role,
     resolve_profile,
@@ -136,6 +137,30 @@ def test_binding_to_missing_profile(tmp_path: Path) -> None:
         resolve_profiles(settings, bindings={"sub": "ghost"})
     assert info.value.code == "profile_not_found"
     assert "ghost" in info.value.message and info.value.details == {"role": "sub", "profile": "ghost"}
+
+
+def test_explain_reports_each_roles_source_and_problems_per_role(tmp_path: Path) -> None:
+    """The same resolution turns use, with its reasons: problems stay on their role instead of raising."""
+    settings = make_settings(tmp_path, lm_model="openai/gpt-4o")
+    stored = [LMProfile(name="cheap", model="openai/gpt-4o-mini")]
+    found = explain_profiles(
+        settings, stored_profiles=stored, bindings={"sub": {"profile": "cheap", "model": "x/y"}, "reflection": "ghost"}
+    )
+    assert (found["root"].source, found["root"].base, found["root"].reason) == (
+        "env",
+        "env",
+        "no binding; the server environment's DSPY_LM_MODEL",
+    )
+    assert found["sub"].source == "binding" and found["sub"].profile is not None
+    assert (
+        found["sub"].profile.model == "x/y"
+        and found["sub"].reason == "bound to profile 'cheap', model overridden to x/y"
+    )
+    assert (found["delegate"].source, found["delegate"].base) == ("fallback", "cheap")
+    assert found["delegate"].reason == "no binding; uses the sub role's model"
+    assert found["reflection"].profile is None and isinstance(found["reflection"].error, ProfileNotFound)
+    nothing = explain_profiles(make_settings(tmp_path))
+    assert all(isinstance(r.error, ModelNotConfigured) for r in nothing.values())
 
 
 def test_profile_validation() -> None:

@@ -28,14 +28,26 @@ from fleet_rlm.llm.errors import (
 from fleet_rlm.llm.failures import classify, failure_code
 from fleet_rlm.llm.pricing import Price, is_priced, price
 from fleet_rlm.llm.profiles import (
+    ENV_DEFAULT,
     ENV_DELEGATE_PROFILE,
     ENV_PROFILE,
+    ENV_REASON,
     LMProfile,
     RoleBinding,
     RoleBindings,
+    RoleResolution,
+    RoleSource,
     env_profiles,
+    explain_profiles,
     resolve_profile,
     resolve_profiles,
+)
+from fleet_rlm.llm.provider import (
+    LMProvider,
+    ProfileResolver,
+    profiles_provider,
+    provider_from_mapping,
+    settings_provider,
 )
 from fleet_rlm.llm.roles import FALLBACK, ROLES, Role, fallback_chain, parse_role
 from fleet_rlm.llm.secrets import SecretBox, load_or_create_key, mask, secret_box
@@ -43,8 +55,10 @@ from fleet_rlm.llm.usage import LMCallRecord, UsageCallback, UsageMeter
 
 __all__ = [
     "CONFIGURE_ACTION",
+    "ENV_DEFAULT",
     "ENV_DELEGATE_PROFILE",
     "ENV_PROFILE",
+    "ENV_REASON",
     "FALLBACK",
     "ROLES",
     "InvalidProfile",
@@ -52,12 +66,16 @@ __all__ = [
     "LMCallRecord",
     "LMCheckResult",
     "LMProfile",
+    "LMProvider",
     "ModelNotConfigured",
     "Price",
     "ProfileNotFound",
+    "ProfileResolver",
     "Role",
     "RoleBinding",
     "RoleBindings",
+    "RoleResolution",
+    "RoleSource",
     "SecretBox",
     "SecretError",
     "UsageCallback",
@@ -67,6 +85,7 @@ __all__ = [
     "classify",
     "engine_of",
     "env_profiles",
+    "explain_profiles",
     "failure_code",
     "fallback_chain",
     "is_priced",
@@ -77,7 +96,10 @@ __all__ = [
     "models_url",
     "parse_role",
     "price",
+    "profiles_provider",
+    "provider_from_mapping",
     "resolve_profile",
     "resolve_profiles",
     "secret_box",
+    "settings_provider",
 ]

@@ -13,11 +13,13 @@ keys; this layer never imports the store). `resolve_profiles` gives every role a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
 from fleet_rlm.llm.errors import ModelNotConfigured, ProfileNotFound
 from fleet_rlm.llm.roles import FALLBACK, ROLES, Role
 
@@ -127,6 +129,72 @@ def _coerce_binding(value: RoleBinding | str | Any) -> RoleBinding:
     return RoleBinding.model_validate(value, from_attributes=True)
 
 
+ENV_DEFAULT: dict[Role, str] = {"root": ENV_PROFILE, "sub": ENV_DELEGATE_PROFILE, "delegate": ENV_DELEGATE_PROFILE}
+"""Role -> the environment profile it uses when it has no binding."""
+
+ENV_REASON = {
+    ENV_PROFILE: "no binding; the server environment's DSPY_LM_MODEL",
+    ENV_DELEGATE_PROFILE: "no binding; the server environment's DSPY_DELEGATE_LM_MODEL",
+}
+
+RoleSource = Literal["binding", "env", "fallback"]
+
+
+@dataclass(frozen=True)
+class RoleResolution:
+    """How one role got its profile (or why it has none): the one answer both turns and the roles page use."""
+
+    role: Role
+    profile: LMProfile | None
+    source: RoleSource | None = None
+    reason: str = ""
+    base: str | None = None
+    """Name of the profile it uses before a binding's model override (bound, environment or the parent's)."""
+    error: FleetError | None = None
+
+
+def explain_profiles(
+    settings: Settings,
+    *,
+    stored_profiles: Iterable[LMProfile | Mapping[str, Any] | Any] = (),
+    bindings: Mapping[Role, RoleBinding | str | Any] | None = None,
+) -> dict[Role, RoleResolution]:
+    """Every role's resolution, in ROLES order; a problem is reported on its role instead of raised."""
+    available = env_profiles(settings)
+    for item in stored_profiles:
+        profile = _coerce_profile(item)
+        available[profile.name] = profile
+    bound = {role: _coerce_binding(value) for role, value in (bindings or {}).items()}
+    found: dict[Role, RoleResolution] = {}
+    for role in ROLES:
+        binding = bound.get(role, RoleBinding())
+        source: RoleSource
+        if binding.profile is not None and binding.profile not in available:
+            error = ProfileNotFound(
+                f"the {role} role is bound to profile '{binding.profile}', which does not exist",
+                action="Bind the role to an existing profile (`fleet-rlm profiles list`) or add it.",
+                details={"role": role, "profile": binding.profile},
+            )
+            found[role] = RoleResolution(role, None, error=error)
+            continue
+        if binding.profile is not None:
+            name, source, reason = binding.profile, "binding", f"bound to profile '{binding.profile}'"
+            base = available[name]
+        elif role in ENV_DEFAULT and ENV_DEFAULT[role] in available:
+            name, source, reason = ENV_DEFAULT[role], "env", ENV_REASON[ENV_DEFAULT[role]]
+            base = available[name]
+        elif role in FALLBACK and (parent := found[FALLBACK[role]]).profile is not None:
+            name, source, reason = parent.base or "", "fallback", f"no binding; uses the {FALLBACK[role]} role's model"
+            base = parent.profile
+        else:
+            found[role] = RoleResolution(role, None, error=ModelNotConfigured(role))
+            continue
+        if binding.model:
+            reason += f", model overridden to {binding.model}"
+        found[role] = RoleResolution(role, base.with_model(binding.model), source, reason, name)
+    return found
+
+
 def resolve_profiles(
     settings: Settings,
     *,
@@ -135,32 +203,11 @@ def resolve_profiles(
 ) -> dict[Role, LMProfile]:
     """A profile for every role. Raises ModelNotConfigured when root has none, ProfileNotFound for a
     binding to an unknown profile. Stored profiles may be LMProfile, dicts or objects with those attributes."""
-    available = env_profiles(settings)
-    for item in stored_profiles:
-        profile = _coerce_profile(item)
-        available[profile.name] = profile
-    bound = {role: _coerce_binding(value) for role, value in (bindings or {}).items()}
-    env_default: dict[Role, str] = {"root": ENV_PROFILE, "sub": ENV_DELEGATE_PROFILE, "delegate": ENV_DELEGATE_PROFILE}
     resolved: dict[Role, LMProfile] = {}
-    for role in ROLES:
-        binding = bound.get(role, RoleBinding())
-        if binding.profile is not None:
-            if binding.profile not in available:
-                raise ProfileNotFound(
-                    f"the {role} role is bound to profile '{binding.profile}', which does not exist",
-                    action="Bind the role to an existing profile (`fleet-rlm profiles list`) or add it.",
-                    details={"role": role, "profile": binding.profile},
-                )
-            base: LMProfile | None = available[binding.profile]
-        elif role in env_default and env_default[role] in available:
-            base = available[env_default[role]]
-        elif role in FALLBACK:
-            base = resolved[FALLBACK[role]]
-        else:
-            base = None
-        if base is None:
-            raise ModelNotConfigured(role)
-        resolved[role] = base.with_model(binding.model)
+    for role, found in explain_profiles(settings, stored_profiles=stored_profiles, bindings=bindings).items():
+        if found.profile is None:
+            raise found.error or ModelNotConfigured(role)
+        resolved[role] = found.profile
     return resolved
 
 

@@ -17,6 +17,7 @@ import dspy
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import NotFound
+from fleet_rlm.llm.provider import LMProvider
 from fleet_rlm.optimize.metrics import METRIC_DESCRIPTIONS, METRICS, Metric
 from fleet_rlm.optimize.signatures import CitedAnswer, ExtractFromLogs, SkillTask, SummarizeDocument
 from fleet_rlm.runtime.modes.direct import DirectAnswer
@@ -24,7 +25,6 @@ from fleet_rlm.runtime.modes.router import RouteTurn
 from fleet_rlm.runtime.programs import BUILTIN_INSTRUCTIONS, DIRECT, RLM_ACTION, RLM_EXTRACT, ROUTER
 
 Kind = Literal["program", "task", "skill"]
-LMProvider = Callable[[str], dspy.BaseLM]
 SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
 
 

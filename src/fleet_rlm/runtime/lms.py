@@ -1,58 +1,27 @@
 """Which dspy.LM serves each role, and the per-turn copies that meter usage and obey the turn's budgets.
 
-The API resolves LLM profiles from the database and passes an `LMProvider` (a role -> LM callable, or a
-mapping); by default the roles come from Settings through fleet_rlm.llm. Each turn works on copies of the
-provider's LMs (DSPy's `copy()` isolates callbacks) carrying the turn's UsageMeter callback, wrapped in a
-GuardedLM so every call counts against the shared budget and stops with the turn. When the turn records (its
-sink persists recordings), a RecordingLM sits between the two and records every exchange.
+The API resolves LLM profiles from the database and passes an `LMProvider` (`fleet_rlm.llm.provider`: a
+role -> LM callable, or a mapping); by default the roles come from Settings through fleet_rlm.llm. Each turn
+works on copies of the provider's LMs (DSPy's `copy()` isolates callbacks) carrying the turn's UsageMeter
+callback, wrapped in a GuardedLM so every call counts against the shared budget and stops with the turn.
+When the turn records (its sink persists recordings), a RecordingLM sits between the two and records every
+exchange.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import dspy
 
 from fleet_rlm.config import Settings
-from fleet_rlm.llm.build import build_lm
-from fleet_rlm.llm.errors import ModelNotConfigured
-from fleet_rlm.llm.profiles import resolve_profiles
-from fleet_rlm.llm.roles import FALLBACK, fallback_chain, parse_role
+from fleet_rlm.llm.provider import LMProvider, provider_from_mapping, settings_provider
+from fleet_rlm.llm.roles import FALLBACK
 from fleet_rlm.llm.usage import UsageMeter
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.guarded_lm import GuardedLM
 from fleet_rlm.runtime.recording import LMRecorder
-
-LMProvider = Callable[[str], dspy.BaseLM]
-"""role (root, sub, delegate, router) -> the LM to use; raises ModelNotConfigured when there is none."""
-
-
-def provider_from_mapping(lms: Mapping[str, dspy.BaseLM]) -> LMProvider:
-    """A provider over a role -> LM mapping; missing roles fall back (sub -> root, delegate -> sub...)."""
-
-    def provide(role: str) -> dspy.BaseLM:
-        for candidate in fallback_chain(parse_role(role)):
-            if candidate in lms:
-                return lms[candidate]
-        raise ModelNotConfigured(role)
-
-    return provide
-
-
-def settings_provider(settings: Settings) -> LMProvider:
-    """LMs from Settings (FLEET_LM_MODEL / DSPY_LM_MODEL ...), built once per role on first use."""
-    lock = threading.Lock()
-    built: dict[str, dspy.BaseLM] = {}
-
-    def provide(role: str) -> dspy.BaseLM:
-        with lock:
-            if role not in built:
-                profiles = resolve_profiles(settings)
-                built[role] = build_lm(profiles[parse_role(role)], settings=settings)
-            return built[role]
-
-    return provide
 
 
 def as_provider(value: LMProvider | Mapping[str, dspy.BaseLM] | None, settings: Settings) -> LMProvider:
