@@ -58,6 +58,10 @@ cancels the running turn (the session is kept); Ctrl-C twice at the prompt, Ctrl
 Ctrl-C that lands just after a turn ended does not); Up/Down walk the
 input history (kept in `chat_history` in the data dir). When stdin is not a terminal, lines are read plainly.
 
+`/profile NAME` makes a stored LM profile serve the root role of this session's turns (it is saved in the
+session's settings); it wins over your root binding, which wins over the server's `DSPY_LM_MODEL`. A name that
+matches no profile fails the next turn with `profile_not_found`.
+
 """
 
 

@@ -84,6 +84,44 @@ def test_turns_use_the_callers_bound_profile(client: TestClient, app_settings: S
     assert not [text for text in texts if KEY in text]
 
 
+def test_the_session_profile_decides_the_root_model(
+    client: TestClient, app_settings: Settings, lm: FakeLMServer
+) -> None:
+    """`/profile NAME` in the chat PATCHes the session's settings: session profile > role binding > server env."""
+    alice, bob = bearer(app_settings, "alice"), bearer(app_settings, "bob")
+    for name in ("bound", "chosen"):
+        body = {"name": name, "model": f"openai/{name}-model", "api_base": lm.base_url, "api_key": KEY}
+        created = client.post("/api/v1/llm-profiles", json=body, headers=alice).json()
+        if name == "bound":
+            client.patch("/api/v1/llm-roles", json={"root": {"profile_id": created["id"]}}, headers=alice)
+
+    def models_of_turn(session: str, headers: dict[str, str], key: str) -> set[str | None]:
+        before = len(lm.requests)
+        _, events = run_turn(client, session, {"content": "hi", "execution_mode": "direct"}, key, headers)
+        assert final_answer(events) == "from the fake"
+        return {model for model, _ in models_called(lm, before)}
+
+    def use_profile(session: str, headers: dict[str, str], name: str) -> None:  # what the chat's /profile sends
+        current = client.get(f"/api/v1/sessions/{session}", headers=headers).json()["settings"]
+        patched = client.patch(
+            f"/api/v1/sessions/{session}", json={"settings": {**current, "profile": name}}, headers=headers
+        )
+        assert patched.status_code == 200, patched.text
+
+    plain, chosen = new_session(client, alice), new_session(client, alice)
+    assert models_of_turn(plain, alice, "p1") == {"bound-model"}
+    use_profile(chosen, alice, "chosen")
+    assert models_of_turn(chosen, alice, "c1") == {"chosen-model"}
+    assert models_of_turn(plain, alice, "p2") == {"bound-model"}, "only that session changed"
+
+    bobs = new_session(client, bob)  # bob has no profiles of his own: the server's env profile by name
+    assert models_of_turn(bobs, bob, "b1") == {"env-model"}
+    use_profile(bobs, bob, "ghost")
+    _, events = run_turn(client, bobs, {"content": "hi", "execution_mode": "direct"}, "b2", bob)
+    assert events[-1]["type"] == "turn_failed" and events[-1]["code"] == "profile_not_found"
+    assert "ghost" in events[-1]["message"] and "/profile" in events[-1]["action"]
+
+
 def test_a_model_override_and_the_sub_role_reach_the_runtime(
     client: TestClient, app_settings: Settings, lm: FakeLMServer
 ) -> None:

@@ -11,29 +11,27 @@ checked against the SSRF rule (`llm.endpoints`) right before use.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import dspy
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, NotFound
 from fleet_rlm.llm import (
-    ENV_DELEGATE_PROFILE,
-    ENV_PROFILE,
-    FALLBACK,
     ROLES,
     LMProfile,
+    LMProvider,
     ModelNotConfigured,
+    ProfileNotFound,
+    Role,
     RoleBinding,
-    build_lm,
     env_profiles,
+    explain_profiles,
     mask,
     parse_role,
+    profiles_provider,
     resolve_profiles,
     secret_box,
 )
@@ -43,11 +41,6 @@ from fleet_rlm.store.models import LlmProfile
 from fleet_rlm.store.models import RoleBinding as BindingRow
 from fleet_rlm.store.repos import profiles as profiles_repo
 
-ENV_DEFAULT = {"root": ENV_PROFILE, "sub": ENV_DELEGATE_PROFILE, "delegate": ENV_DELEGATE_PROFILE}
-ENV_REASON = {
-    ENV_PROFILE: "no binding; the server environment's DSPY_LM_MODEL",
-    ENV_DELEGATE_PROFILE: "no binding; the server environment's DSPY_DELEGATE_LM_MODEL",
-}
 OPTION_FIELDS = tuple(ProfileOptions.model_fields)
 
 
@@ -163,10 +156,10 @@ class UserLMConfig:
     def empty(self) -> bool:
         return not self.profiles and not self.bindings
 
-    def named_bindings(self) -> dict[str, RoleBinding]:
+    def named_bindings(self) -> dict[Role, RoleBinding]:
         names = {row.id: row.name for row in self.profiles}
         return {
-            b.role: RoleBinding(profile=names.get(b.profile_id, b.profile_id), model=b.model_override)
+            parse_role(b.role): RoleBinding(profile=names.get(b.profile_id, b.profile_id), model=b.model_override)
             for b in self.bindings
         }
 
@@ -178,11 +171,29 @@ async def load_config(s: AsyncSession, *, user_id: str) -> UserLMConfig:
     )
 
 
-def resolve_for_user(settings: Settings, config: UserLMConfig) -> dict[str, LMProfile]:
-    """Every role's profile (keys decrypted). Raises ModelNotConfigured / ProfileNotFound / SecretError, and
-    `lm_base_blocked` when a role would call a user's endpoint the SSRF rule refuses."""
+def session_profile_of(settings: dict[str, Any] | None) -> str | None:
+    """The LM profile a session's settings name (`/profile NAME` in the chat), or None."""
+    name = (settings or {}).get("profile")
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def resolve_for_user(
+    settings: Settings, config: UserLMConfig, session_profile: str | None = None
+) -> dict[str, LMProfile]:
+    """Every role's profile (keys decrypted). Precedence for root: the session's profile, then the user's binding,
+    then the server environment. Raises ModelNotConfigured / ProfileNotFound / SecretError, and `lm_base_blocked`
+    when a role would call a user's endpoint the SSRF rule refuses."""
     stored = [to_lm_profile(row, settings, check_base=False) for row in config.profiles]
-    resolved = resolve_profiles(settings, stored_profiles=stored, bindings=config.named_bindings())  # type: ignore[arg-type]
+    bindings = config.named_bindings()
+    if session_profile is not None:
+        if session_profile not in {p.name for p in stored} | set(env_profiles(settings)):
+            raise ProfileNotFound(
+                f"this session uses LM profile '{session_profile}', which does not exist",
+                action="choose one of your profiles with /profile NAME (GET /api/v1/llm-profiles lists them)",
+                details={"profile": session_profile},
+            )
+        bindings["root"] = RoleBinding(profile=session_profile)
+    resolved = resolve_profiles(settings, stored_profiles=stored, bindings=bindings)
     own = {row.name for row in config.profiles if row.key_source is None}
     for profile in resolved.values():
         if profile.name in own:
@@ -190,76 +201,50 @@ def resolve_for_user(settings: Settings, config: UserLMConfig) -> dict[str, LMPr
     return {str(role): profile for role, profile in resolved.items()}
 
 
-def turn_lm_provider(settings: Settings, config: UserLMConfig) -> Callable[[str], dspy.BaseLM] | None:
-    """The LMs of one turn from the user's profiles; None when the user has none (the server's defaults apply).
-
-    Resolution and key decryption happen on the runtime's first request, inside the turn."""
-    if config.empty:
+def turn_lm_provider(settings: Settings, config: UserLMConfig, session_profile: str | None = None) -> LMProvider | None:
+    """The LMs of one turn from the user's profiles (and the session's, for root); None when neither applies
+    (the server's defaults do). Resolution and key decryption happen on the runtime's first request."""
+    if config.empty and session_profile is None:
         return None
-    lock = threading.Lock()
-    built: dict[str, dspy.BaseLM] = {}
-    resolved: dict[str, LMProfile] = {}
-
-    def provide(role: str) -> dspy.BaseLM:
-        with lock:
-            if role not in built:
-                if not resolved:
-                    resolved.update(resolve_for_user(settings, config))
-                built[role] = build_lm(resolved[parse_role(role)], settings=settings)
-            return built[role]
-
-    return provide
+    return profiles_provider(lambda: resolve_for_user(settings, config, session_profile), settings)  # type: ignore[arg-type, return-value]
 
 
 def explain_roles(settings: Settings, config: UserLMConfig) -> list[RoleOut]:
-    """Per role: its binding and what it resolves to, with the reason (mirrors llm.resolve_profiles)."""
+    """Per role: its binding and what it resolves to, with the reason (the llm layer's own resolution)."""
     rows: dict[str, LlmProfile] = {row.id: row for row in config.profiles}
-    available: dict[str, tuple[LMProfile, str | None]] = {
-        name: (profile, None) for name, profile in env_profiles(settings).items()
-    }
+    ids = {row.name: row.id for row in config.profiles}
+    stored = []
     for row in config.profiles:
         model, api_base = target_of(row, settings)
-        available[row.name] = (LMProfile(name=row.name, model=model, api_base=api_base), row.id)
+        stored.append(LMProfile(name=row.name, model=model, api_base=api_base))
+    found = explain_profiles(settings, stored_profiles=stored, bindings=config.named_bindings())
     bindings = {b.role: b for b in config.bindings}
-    effective: dict[str, Effective] = {}
     items: list[RoleOut] = []
     for role in ROLES:
         bound = bindings.get(role)
         binding = None
-        problem: RoleProblem | None = None
-        found: Effective | None = None
         if bound is not None:
             target = rows.get(bound.profile_id)
             binding = BindingOut(
                 profile_id=bound.profile_id, profile_name=target.name if target else "?", model=bound.model_override
             )
-            if target is not None:
-                profile, pid = available[target.name]
-                reason = f"bound to profile '{target.name}'"
-                found = _effective("binding", profile, pid, bound.model_override, reason)
-        elif role in ENV_DEFAULT and ENV_DEFAULT[role] in available:
-            name = ENV_DEFAULT[role]
-            profile, pid = available[name]
-            reason = ENV_REASON[name] if pid is None else f"no binding; your profile '{name}' (imported from env)"
-            found = _effective("env", profile, pid, None, reason)
-        elif role in FALLBACK and FALLBACK[role] in effective:
-            parent = effective[FALLBACK[role]]
-            found = parent.model_copy(
-                update={"source": "fallback", "reason": f"no binding; uses the {FALLBACK[role]} role's model"}
-            )
-        if found is None:
-            error = ModelNotConfigured(role)
+        resolution = found[role]
+        if resolution.profile is None or resolution.source is None:
+            error = resolution.error or ModelNotConfigured(role)
             problem = RoleProblem(code=error.code, message=error.message, action=error.action)
-        else:
-            effective[role] = found
-        items.append(RoleOut(role=role, binding=binding, effective=found, problem=problem))
+            items.append(RoleOut(role=role, binding=binding, effective=None, problem=problem))
+            continue
+        name = resolution.base or resolution.profile.name
+        reason = resolution.reason
+        if resolution.source == "env" and name in ids:
+            reason = f"no binding; your profile '{name}' (imported from env)"
+        effective = Effective(
+            source=resolution.source,
+            profile_name=name,
+            profile_id=ids.get(name),
+            model=resolution.profile.model,
+            api_base=resolution.profile.api_base,
+            reason=reason,
+        )
+        items.append(RoleOut(role=role, binding=binding, effective=effective, problem=None))
     return items
-
-
-def _effective(source: Any, profile: LMProfile, pid: str | None, override: str | None, reason: str) -> Effective:
-    model = override or profile.model
-    if override:
-        reason += f", model overridden to {override}"
-    return Effective(
-        source=source, profile_name=profile.name, profile_id=pid, model=model, api_base=profile.api_base, reason=reason
-    )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from fleet_rlm.errors import NotFound
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
-from fleet_rlm.services.lms import load_config, turn_lm_provider
+from fleet_rlm.services.lms import load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, Run
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -90,6 +90,8 @@ async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: T
         sources=tuple(sources),
         history=history,
         session_summary=(chat.summary if chat is not None else "") or "",
-        lm_provider=turn_lm_provider(service.settings, lm_config),
+        lm_provider=turn_lm_provider(
+            service.settings, lm_config, session_profile_of(chat.settings if chat is not None else None)
+        ),
         program_versions=pins,
     )
