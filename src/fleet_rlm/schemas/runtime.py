@@ -7,20 +7,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleet_rlm.budgets import BatchConcurrency, MaxDepth, MaxIters, MaxLLMCalls, TurnTimeoutS
 from fleet_rlm.config import ExecutionMode
 
 
 class RuntimeOverrides(BaseModel):
-    """The editable settings, with the bounds a user may choose within. Absent or null: the server default."""
+    """The editable settings, within the server's own bounds (fleet_rlm.budgets). Absent or null: the default."""
 
     model_config = ConfigDict(extra="forbid")
 
     default_mode: ExecutionMode | None = Field(default=None, description="Mode of turns that name none.")
-    max_iters: int | None = Field(default=None, ge=1, le=200, description="RLM iterations per turn.")
-    max_llm_calls: int | None = Field(default=None, ge=1, le=10_000, description="LM calls per turn.")
-    max_depth: int | None = Field(default=None, ge=0, le=5, description="Deepest rlm_query child level.")
-    batch_concurrency: int | None = Field(default=None, ge=1, le=64, description="Parallel sub-LM calls.")
-    turn_timeout_s: float | None = Field(default=None, ge=10, le=86_400, description="Wall-clock limit of a turn.")
+    max_iters: MaxIters | None = Field(default=None, description="RLM iterations per turn.")
+    max_llm_calls: MaxLLMCalls | None = Field(default=None, description="LM calls per turn.")
+    max_depth: MaxDepth | None = Field(default=None, description="Deepest rlm_query child level.")
+    batch_concurrency: BatchConcurrency | None = Field(default=None, description="Parallel sub-LM calls.")
+    turn_timeout_s: TurnTimeoutS | None = Field(default=None, description="Wall-clock limit of a turn.")
 
 
 class RuntimeValues(BaseModel):

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fleet_rlm.budgets import BatchConcurrency, MaxDepth, MaxIters, MaxLLMCalls
 from fleet_rlm.config import ExecutionMode
 from fleet_rlm.errors import EmptyTask
 
@@ -30,10 +31,10 @@ class TurnInput(BaseModel):
     repo_url: str | None = Field(default=None, max_length=2000, description="Repository to clone as context.")
     repo_ref: str | None = Field(default=None, max_length=255, description="Branch or tag (needs repo_url).")
     context_paths: list[str] = Field(default_factory=list, max_length=100, description="Workspace paths.")
-    batch_concurrency: int | None = Field(default=None, ge=1, le=64, description="Parallel sub-LM calls.")
-    max_depth: int | None = Field(default=None, ge=0, le=5, description="Deepest rlm_query child level.")
-    max_iters: int | None = Field(default=None, ge=1, le=200, description="RLM iterations.")
-    max_llm_calls: int | None = Field(default=None, ge=1, le=10_000, description="LM calls, children included.")
+    batch_concurrency: BatchConcurrency | None = Field(default=None, description="Parallel sub-LM calls.")
+    max_depth: MaxDepth | None = Field(default=None, description="Deepest rlm_query child level.")
+    max_iters: MaxIters | None = Field(default=None, description="RLM iterations.")
+    max_llm_calls: MaxLLMCalls | None = Field(default=None, description="LM calls, children included.")
     skills: list[str] = Field(default_factory=list, max_length=20, description="Skill cards to load.")
 
     def require_task(self) -> None:

@@ -68,7 +68,7 @@ class TurnService:
                     execution_mode=data.execution_mode or defaults.default_mode,
                     idempotency_key=idempotency_key,
                     input_fingerprint=data.fingerprint(),
-                    budgets=_budgets(defaults, data),
+                    budgets=defaults.turn_budgets().over(data.model_dump()).model_dump(mode="json"),
                 )
             except IdempotencyConflictError as exc:
                 raise Conflict(
@@ -156,13 +156,3 @@ class TurnService:
     async def shutdown(self) -> None:
         await self.drain(grace_s=0.0)  # the server already gave turns their grace (cli/server.py) before this
         self.threads.shutdown(wait=False, cancel_futures=True)
-
-
-def _budgets(settings: Settings, data: TurnInput) -> dict[str, object]:
-    return {
-        "max_iters": data.max_iters or settings.max_iters,
-        "max_llm_calls": data.max_llm_calls or settings.max_llm_calls,
-        "max_depth": settings.max_depth if data.max_depth is None else data.max_depth,
-        "turn_timeout_s": settings.turn_timeout_s,
-        "batch_concurrency": data.batch_concurrency or settings.batch_concurrency,
-    }

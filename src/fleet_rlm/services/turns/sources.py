@@ -68,15 +68,13 @@ async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: T
         for turn in turns
         if turn.id != run.turn_id and turn.answer
     )[-HISTORY_TURNS:]
-    budgets = run.budgets or {}  # the turn's input over the user's runtime settings over the server's (service.start)
+    # budgets and mode were resolved once, when the run was created (service.start): the turn's input over the
+    # user's runtime settings over the server's; a run stored before budgets were complete gets the server's rest
+    budgets = service.settings.turn_budgets().over(run.budgets)
     options = TurnOptions(
-        execution_mode=run.execution_mode or data.execution_mode or service.settings.default_mode,  # type: ignore[arg-type]
-        batch_concurrency=budgets.get("batch_concurrency", data.batch_concurrency),
-        max_depth=budgets.get("max_depth", data.max_depth),
-        max_iters=budgets.get("max_iters", data.max_iters),
-        max_llm_calls=budgets.get("max_llm_calls", data.max_llm_calls),
-        turn_timeout_s=budgets.get("turn_timeout_s"),
+        execution_mode=run.execution_mode,  # type: ignore[arg-type]
         skills=tuple(data.skills),
+        **budgets.model_dump(),
     )
     return TurnRequest(
         run_id=run.id,

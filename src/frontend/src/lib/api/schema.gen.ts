@@ -2191,7 +2191,7 @@ export interface components {
         RunStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
         /**
          * RuntimeOverrides
-         * @description The editable settings, with the bounds a user may choose within. Absent or null: the server default.
+         * @description The editable settings, within the server's own bounds (fleet_rlm.budgets). Absent or null: the default.
          */
         RuntimeOverrides: {
             /**
