@@ -5,11 +5,14 @@ keeps the REPL text the RLM turns show."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from dspy.primitives.local_interpreter import LocalInterpreter
 
+from fleet_rlm.sandbox import SandboxOptions
+from fleet_rlm.sandbox.session import WorkerSession
 from tests.sandbox.conftest import MakeInterpreter
 
 # Cells whose result dspy's own interpreter and ours must agree on exactly.
@@ -87,3 +90,16 @@ def test_transcript_shows_prints_and_the_last_value(make_interpreter: MakeInterp
     assert interp.execute("print('a')\nprint('b')\n'c'") == "a\nb\n'c'"
     assert interp.execute("41 + 1") == "42"
     assert interp.execute("x = 1") is None
+
+
+def test_a_transcript_host_is_not_sent_the_value(tmp_path: Path) -> None:
+    """Encoding a large value costs the worker time: it is only done for hosts that return values."""
+    session = WorkerSession(SandboxOptions(data_dir=tmp_path, isolation="reduced"), "w")
+    session.wait_ready()
+    try:
+        cell: dict[str, Any] = {"tools": [], "output_fields": None, "on_call": lambda frame: None}
+        assert session.run_cell("[1, 2]", {}, **cell).header["json"] == "[1, 2]"
+        header = session.run_cell("[1, 2]", {}, want_value=False, **cell).header
+        assert "json" not in header and header["repr"] == "[1, 2]"
+    finally:
+        session.close()

@@ -210,6 +210,7 @@ class SandboxInterpreter:
                 tools=self._bridge.guest_tool_names(),
                 output_fields=self.output_fields,
                 on_call=lambda frame: self._bridge.dispatch(frame, session.send),
+                want_value=self.returns == "value",
             )
         except WorkerLost as lost:
             self._replace_after(lost)

@@ -134,6 +134,7 @@ class WorkerSession:
         output_fields: list[dict[str, Any]] | None,
         on_call: Callable[[Frame], None],
         timeout_s: float | None = None,
+        want_value: bool = True,
     ) -> CellResult:
         if self._dead:
             raise WorkerLost("the sandbox was already lost")
@@ -146,6 +147,7 @@ class WorkerSession:
             "tools": tools,
             "outputs": output_fields,
             "output_limit": self.options.output_max_chars,
+            "value": want_value,  # whether the worker sends the last expression's JSON value (see worker.py)
             **fields,
         }
         try:

@@ -270,7 +270,7 @@ class Worker:
                 self.cell_active = True
                 self.interrupt_requested = False
             try:
-                result.update(self._exec(code, filename))
+                result.update(self._exec(code, filename, bool(header.get("value", True))))
             except Submission as sub:
                 result.update(kind="final", value=jsonable(sub.value))
             except KeyboardInterrupt as exc:
@@ -289,7 +289,7 @@ class Worker:
         result["output"], result["omitted"] = capture.text()
         return result
 
-    def _exec(self, code, filename):
+    def _exec(self, code, filename, want_value):
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
         except SyntaxError as exc:
@@ -300,7 +300,7 @@ class Worker:
         if last is None:
             return {"kind": "ok"}
         value = eval(compile(ast.Expression(last.value), filename, "eval"), self.namespace)
-        return {"kind": "ok", **last_value(value)}
+        return {"kind": "ok", **last_value(value, want_value)}
 
     def serve(self):
         threading.Thread(target=self.read_loop, name="fleet-worker-reader", daemon=True).start()
@@ -327,12 +327,15 @@ class Worker:
                 continue
 
 
-def last_value(value):
+def last_value(value, want_value=True):
     """What the host gets of a cell's last expression: always its repr text (the REPL transcript), and the value
-    itself, JSON-encoded, when it is JSON (dspy's `CodeInterpreter.execute` returns it). None gives nothing."""
+    itself, JSON-encoded, when it is JSON and the host wants values (dspy's `CodeInterpreter.execute` returns
+    it; a transcript-only host skips the encoding). None gives nothing."""
     if value is None:
         return {}
     fields = {"repr": _safe_repr(value)}
+    if not want_value:
+        return fields
     try:  # encoded now, so guest threads mutating the value later cannot break the `done` frame
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except Exception:  # not JSON (or a hostile container): the repr is all that crosses
