@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                 app.state.programs = machinery.programs
                 app.state.turns = machinery.turns
                 app.state.optimization = machinery.optimization
+                app.state.telemetry = machinery.telemetry
                 yield
         finally:
             await database.dispose()

@@ -35,13 +35,24 @@ log = logging.getLogger(__name__)
 
 
 async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken) -> None:
-    recorder = RunRecorder(service.database, service.bus, run_id=run.id, session_id=run.session_id, user_id=run.user_id)
+    telemetry = service.telemetry
+    trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
+    recorder = RunRecorder(
+        service.database,
+        service.bus,
+        run_id=run.id,
+        session_id=run.session_id,
+        user_id=run.user_id,
+        observer=trace.observe if trace is not None else None,
+    )
     recorder.start()
     beat = asyncio.get_running_loop().create_task(_heartbeat(service, run.id, token))
     result: TurnResult
     try:
         async with service.database.transaction() as session:
             await runs_repo.set_run_status(session, run_id=run.id, status="running", owner=service.owner)
+            if trace is not None and trace.sampled:
+                await runs_repo.set_run_trace(session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id)
         request = await build_turn_request(service, caller, run, data)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
@@ -63,8 +74,13 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
         result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
         await _commit(service, caller, run, result, interrupted, status="interrupted")
+        if trace is not None:
+            trace.finish(interrupted)
         return
-    await _commit(service, caller, run, result, terminal_event(run, result, recorder.terminal))
+    terminal = terminal_event(run, result, recorder.terminal)
+    await _commit(service, caller, run, result, terminal)
+    if trace is not None:
+        trace.finish(terminal)
 
 
 async def _heartbeat(service: RunDeps, run_id: str, token: CancelToken) -> None:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.programs_db import DatabasePrograms
@@ -21,6 +22,10 @@ from fleet_rlm.services.optimization import make_optimization, make_programs
 from fleet_rlm.services.turns.recovery import recover_orphaned_runs, sweep_forever
 from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store import Database
+from fleet_rlm.telemetry.links import tracing_enabled
+
+if TYPE_CHECKING:
+    from fleet_rlm.telemetry.setup import Telemetry
 
 
 def make_bus(settings: Settings) -> LocalBus:
@@ -50,6 +55,16 @@ class Machinery:
     runtime: Runtime
     turns: TurnService
     optimization: OptimizationService
+    telemetry: Telemetry | None = None
+
+
+def make_telemetry(settings: Settings) -> Telemetry | None:
+    """The app's trace export, or None when tracing is off (then the OpenTelemetry SDK is never imported)."""
+    if not tracing_enabled(settings):
+        return None
+    from fleet_rlm.telemetry.setup import Telemetry
+
+    return Telemetry.from_settings(settings)
 
 
 def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) -> Runtime:
@@ -72,7 +87,8 @@ async def turn_machinery(
     programs = await make_programs(database)  # promoted optimized programs, used by new turns
     if runtime is None:
         runtime = make_runtime(settings, programs)
-    service = TurnService(settings, database, bus, runtime)
+    telemetry = make_telemetry(settings)
+    service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
     optimization = make_optimization(settings, database, programs)
     await optimization.recover()
     await recover_orphaned_runs(database, bus, settings, current_owner=service.owner, active=service.tokens)
@@ -80,7 +96,7 @@ async def turn_machinery(
         sweep_forever(database, bus, settings, current_owner=service.owner, active=service.tokens)
     )
     try:
-        yield Machinery(bus=bus, programs=programs, runtime=runtime, turns=service, optimization=optimization)
+        yield Machinery(bus, programs, runtime, service, optimization, telemetry)
     finally:
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -89,3 +105,5 @@ async def turn_machinery(
         await service.shutdown()
         await asyncio.to_thread(runtime.shutdown)
         await bus.stop()
+        if telemetry is not None:
+            await asyncio.to_thread(telemetry.shutdown)

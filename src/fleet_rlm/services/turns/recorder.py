@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals, event_to_json, with_seq
@@ -34,9 +35,17 @@ class RunRecorder:
     """`emit` is the runtime's EventSink; `run()` is the consumer task; `close()` flushes and stops it."""
 
     def __init__(
-        self, database: Database, bus: LocalBus, *, run_id: str, session_id: str, user_id: str | None = None
+        self,
+        database: Database,
+        bus: LocalBus,
+        *,
+        run_id: str,
+        session_id: str,
+        user_id: str | None = None,
+        observer: Callable[[EventBase], None] | None = None,
     ) -> None:
         self.database = database
+        self.observer = observer  # sees every recorded event but the terminal one, in order (the run's trace)
         self.user_id = user_id
         self.bus = bus
         self.run_id = run_id
@@ -106,6 +115,8 @@ class RunRecorder:
             return
         if self.terminal is None:
             batch.append(event)
+            if self.observer is not None:
+                self.observer(event)
 
     async def _write(self, batch: list[EventBase]) -> None:
         try:

@@ -10,11 +10,15 @@ import socket
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import Runtime
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.store import Database
+
+if TYPE_CHECKING:
+    from fleet_rlm.telemetry.setup import Telemetry
 
 SHUTDOWN_REASON = "the server stopped before the turn finished"
 
@@ -44,3 +48,4 @@ class RunDeps:
     threads: Executor
     owner: str
     interrupting: set[str] = field(default_factory=set)
+    telemetry: Telemetry | None = None  # exports each run as an OpenTelemetry trace (None: tracing off)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
@@ -26,11 +27,21 @@ from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
+if TYPE_CHECKING:
+    from fleet_rlm.telemetry.setup import Telemetry
+
 STOP_WAIT_S = 10.0  # how long a cancelled turn gets to wind down during shutdown
 
 
 class TurnService:
-    def __init__(self, settings: Settings, database: Database, bus: LocalBus, runtime: Runtime) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        database: Database,
+        bus: LocalBus,
+        runtime: Runtime,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.settings = settings
         self.database = database
         self.bus = bus
@@ -41,7 +52,8 @@ class TurnService:
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
         self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
         # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
-        self.deps = RunDeps(settings, database, bus, runtime, self.threads, self.owner)
+        self.deps = RunDeps(settings, database, bus, runtime, self.threads, self.owner, telemetry=telemetry)
+        self.telemetry = telemetry
         self.interrupting = self.deps.interrupting
         bus.on_cancel(self._on_cancel)
 
