@@ -6,8 +6,10 @@ from fastapi.testclient import TestClient
 
 from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
+from fleet_rlm.store import Database
+from fleet_rlm.store.repos import runs
 
-from .isolation import assert_error, bearer, new_session, seed_run, token_settings
+from .isolation import assert_error, bearer, new_session, on_app, seed_run, token_settings
 
 TRACE = [
     ("turn_started", {"mode": "rlm"}),
@@ -99,3 +101,24 @@ def test_another_users_run_is_404_everywhere(settings: Settings) -> None:
         feedback = {"run_id": run_id, "rating": "up"}
         assert_error(client.post("/api/v1/traces/feedback", json=feedback, headers=bob), 404, "not_found")
         assert client.post("/api/v1/traces/feedback", json=feedback, headers=alice).status_code == 201
+
+
+def test_an_interrupted_run_is_final_for_every_client(settings: Settings) -> None:
+    """interrupted is final: a follower ends at once (no terminal event needed) and a cancel changes nothing."""
+    with TestClient(create_app(settings)) as client:
+        sid = new_session(client, {})
+        run_id = seed_run(client, {}, sid, event_types=[("status", {"text": "working"})], status="running")
+
+        async def interrupt(db: Database) -> None:
+            async with db.transaction() as s:
+                await runs.set_run_status(s, run_id=run_id, status="interrupted")
+
+        on_app(client, interrupt)
+        cancel = client.put(f"/api/v1/runs/{run_id}/cancellation")
+        assert cancel.status_code == 202
+        assert (cancel.json()["status"], cancel.json()["cancel_requested"]) == ("interrupted", False)
+        with client.stream("GET", f"/api/v1/runs/{run_id}/stream") as response:
+            text = "".join(response.iter_text())
+        assert "event: status" in text and text.count("event: ") == 1  # replayed, then ended: nothing more comes
+        run = client.get(f"/api/v1/runs/{run_id}").json()
+        assert (run["status"], run["outcome"], run["cancel_requested_at"]) == ("interrupted", None, None)

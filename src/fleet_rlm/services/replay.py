@@ -22,6 +22,7 @@ from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.events.status import FINAL
 from fleet_rlm.optimize.programs_db import specs_of
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
 from fleet_rlm.runtime.lm_exchange import LMExchange, request_from_inputs
@@ -33,7 +34,6 @@ from fleet_rlm.store.repos import recordings as recordings_repo
 from fleet_rlm.store.repos import runs as runs_repo
 
 NETWORK_SOURCES = ("url", "repo")
-TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 @dataclass
@@ -79,7 +79,7 @@ async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, A
         run = await runs_repo.get_run(session, run_id=run_id)
         if run is None or run.user_id != user_id:
             raise NotFound(f"run {run_id} not found", code="run_not_found", action="list a session's runs first")
-        if run.status not in TERMINAL:
+        if run.status not in FINAL:
             raise Conflict(
                 f"run {run_id} is still {run.status}",
                 code="run_not_finished",

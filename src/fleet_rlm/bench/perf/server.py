@@ -25,8 +25,9 @@ from typing import Any
 import httpx
 import websockets
 
+from fleet_rlm.events import TERMINAL_TYPES
+
 FAKE_MODEL = "openai/fake-model"
-TERMINAL = {"turn_finished", "turn_failed", "turn_cancelled"}
 
 
 def free_port() -> int:
@@ -171,7 +172,7 @@ class TurnTrace:
 
     @property
     def terminal(self) -> str | None:
-        return self.events[-1]["type"] if self.events and self.events[-1]["type"] in TERMINAL else None
+        return self.events[-1]["type"] if self.events and self.events[-1]["type"] in TERMINAL_TYPES else None
 
 
 def _epoch(ts: str) -> float:
