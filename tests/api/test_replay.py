@@ -168,3 +168,26 @@ def test_replay_errors_are_stable(client: TestClient) -> None:
     assert unknown_set.status_code == 404 and unknown_set.json()["error"]["code"] == "replay_set_not_found"
     bad = client.put("/api/v1/replay-sets/smoke", json={"run_ids": ["nope"]})
     assert bad.status_code == 404 and bad.json()["error"]["code"] == "run_not_found"
+
+
+def test_workspace_file_context_is_staged_for_the_replay(
+    client: TestClient, app_settings: Settings, lm: FakeLMServer
+) -> None:
+    from fleet_rlm.testing import adapter_fields_rule
+
+    lm.add_rule(adapter_fields_rule(answer="the notes say hello"))
+    session_id = client.post("/api/v1/sessions", json={"title": "paths"}).json()["id"]
+    run_turn(client, session_id, {"content": "warm up", "execution_mode": "direct"}, "w1")
+    (workspace,) = [p for p in app_settings.workspaces_dir.iterdir() if p.is_dir()]
+    (workspace / "notes.txt").write_text("hello from the workspace\n")
+    body = {"content": "what do my notes say?", "execution_mode": "direct", "context_paths": ["notes.txt"]}
+    run_id, events = run_turn(client, session_id, body, "p1")
+    assert final_answer(events) == "the notes say hello"
+    assert "hello from the workspace" in lm.requests[-1].text
+    lm.stop()
+    report = client.post(f"/api/v1/runs/{run_id}/replay").json()
+    assert report["result"] == "identical", report
+    assert sorted(p.name for p in app_settings.workspaces_dir.iterdir()) == [workspace.name]  # scratch removed
+    (workspace / "notes.txt").write_text("edited since\n")
+    edited = client.post(f"/api/v1/runs/{run_id}/replay").json()
+    assert edited["result"] == "diverged" and "+edited since" in edited["divergence"]["diff"]

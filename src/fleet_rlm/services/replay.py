@@ -24,9 +24,12 @@ from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound
 from fleet_rlm.events.status import FINAL
 from fleet_rlm.optimize.programs_db import specs_of
+from fleet_rlm.runtime.context.wspath import read_workspace_bytes, workspace_entry
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
 from fleet_rlm.runtime.lm_exchange import LMExchange, request_from_inputs
 from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
+from fleet_rlm.runtime.workspace import prepare_workspace
+from fleet_rlm.sandbox import guestfs
 from fleet_rlm.sandbox.context_view import remove_session_context
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import programs as programs_repo
@@ -135,6 +138,35 @@ def _check_sources(inputs: dict[str, Any]) -> None:
             )
 
 
+def _stage_paths(settings: Settings, inputs: dict[str, Any], scratch: str) -> None:
+    """Copy the workspace files the run took as context (`path` sources) into the scratch workspace, as they are
+    now: read and written fd-relative through guestfs (the workspace is guest-writable, links are refused)."""
+    paths = [s for s in inputs.get("sources") or () if s.get("kind") == "path" and s.get("path")]
+    if not paths:
+        return
+    original = settings.workspaces_dir / str(inputs.get("workspace_id") or "")
+    target = prepare_workspace(settings.workspaces_dir, scratch)
+    for source in paths:
+        try:
+            relative, kind = workspace_entry(original, source["path"])
+        except Exception as exc:
+            raise Conflict(
+                f"the run's workspace context {source['path']!r} is gone: {exc}",
+                code="replay_source_missing",
+                action="restore the file in the workspace, or replay another run",
+            ) from None
+        if kind != "file":
+            raise Conflict(
+                f"the run took the workspace directory {source['path']!r} as context, which a replay does not copy",
+                code="replay_unsupported_source",
+                action="replay runs whose workspace context is files",
+            )
+        data, _size = read_workspace_bytes(original, relative, max_bytes=settings.upload_max_bytes + 1)
+        if "/" in relative:
+            guestfs.make_dirs(target, relative.rsplit("/", 1)[0])
+        guestfs.write_bytes(target, relative, data)
+
+
 def _answer_diff(recorded: str, replayed: str) -> str:
     lines = difflib.unified_diff(
         recorded.splitlines(), replayed.splitlines(), "recorded answer", "replayed answer", lineterm=""
@@ -175,6 +207,7 @@ async def replay_run(
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     try:
+        await loop.run_in_executor(executor, _stage_paths, settings, inputs, scratch)
         result = await loop.run_in_executor(executor, runtime.run_turn, request, sink, cancel)
     finally:
         await loop.run_in_executor(executor, _cleanup, runtime, settings, scratch)
