@@ -21,6 +21,7 @@ from fleet_rlm.store import (
     open_database,
 )
 from fleet_rlm.store.models import metadata
+from fleet_rlm.store.repos import events, runs, sessions, users
 
 EXPECTED_TABLES = {
     "users",
@@ -202,3 +203,35 @@ async def test_a_failing_sqlite_migration_leaves_no_partial_schema(tmp_path: Pat
         await migrate.upgrade_async(url)
     assert await migrate.current_async(url) is None
     assert await _tables(url) == {"sessions"}  # users, workspaces... created before the failure were rolled back
+
+
+async def test_run_outcome_backfill_marks_budget_stopped_runs_partial(db: Database) -> None:
+    """0006 gives succeeded runs an outcome: partial (with the root's last budget) when a budget stopped them."""
+    async with db.transaction() as s:
+        user = await users.get_or_create_user(s, name="alice")
+        chat = await sessions.create_session(s, user_id=user.id)
+        ids = {}
+        for name in ("whole", "cut", "child_cut", "failed"):
+            run, _ = await runs.create_run(s, user_id=user.id, session_id=chat.id)
+            await runs.set_run_status(s, run_id=run.id, status="running")
+            ids[name] = run.id
+        await events.append_event(s, run_id=ids["cut"], type="budget_exhausted", payload={"budget": "max_iters"})
+        await events.append_event(s, run_id=ids["cut"], type="budget_exhausted", payload={"budget": "max_llm_calls"})
+        await events.append_event(
+            s, run_id=ids["child_cut"], type="budget_exhausted", payload={"budget": "max_iters"}, depth=1
+        )
+        for name in ("whole", "cut", "child_cut"):
+            await runs.set_run_status(s, run_id=ids[name], status="succeeded")
+        await runs.set_run_status(s, run_id=ids["failed"], status="failed")
+    await db.dispose()
+    await migrate.downgrade_async(db.url, "0005")
+    await migrate.upgrade_async(db.url, "head")
+    async with db.session() as s:
+        found = {name: await runs.get_run(s, run_id=run_id) for name, run_id in ids.items()}
+    outcomes = {name: (run.outcome, run.stop_reason) for name, run in found.items() if run is not None}
+    assert outcomes == {
+        "whole": ("complete", None),
+        "cut": ("partial", "max_llm_calls"),
+        "child_cut": ("complete", None),  # a child running out does not make the turn partial
+        "failed": (None, None),
+    }
