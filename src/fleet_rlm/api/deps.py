@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fleet_rlm.api.auth import CurrentUserDep, TicketUserDep
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Unavailable
-from fleet_rlm.optimize.service import OptimizationService
 from fleet_rlm.sandbox import SandboxPool
+from fleet_rlm.services.optimization_runs import OptimizationService
 from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store import Database
 

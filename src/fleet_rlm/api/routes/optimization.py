@@ -1,14 +1,13 @@
 """GEPA optimization over HTTP: modules, datasets, runs (progress, SSE, cancel), compare, promote, rollback.
 
 GET /optimization/status lives with the health routes (another owner); everything else is here. Routes are
-thin: the work is in `fleet_rlm.optimize` (OptimizationService on app.state.optimization). Versions are per
+thin: the work is in `services/optimization_runs` (OptimizationService on app.state.optimization). Versions are per
 user: a promotion changes the caller's own turns unless an admin promotes with `scope=global`; listing shows
 the caller's versions and global ones (without their owner's dataset name and run id).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -226,15 +225,12 @@ async def stream_run(user: CurrentUserDep, request: Request, run_id: str) -> Str
 
     async def frames() -> AsyncIterator[dict[str, Any]]:
         last: dict[str, Any] | None = None
-        while True:
-            run = await service.get(user_id=user.user_id, run_id=run_id)
+        async for run in service.stream(user_id=user.user_id, run_id=run_id):
             if run.progress != last:
                 last = run.progress
                 yield {"type": "progress", "run_id": run.id, "status": run.status, "progress": run.progress}
             if run.status in FINAL:
                 yield {"type": "finished", "run": RunOut.model_validate(run).model_dump(mode="json")}
-                return
-            await asyncio.sleep(0.5)
 
     return sse_response(frames())
 

@@ -1,4 +1,5 @@
-"""Execute one run in the background: status, heartbeat, the runtime on a worker thread, then commit the turn.
+"""Execute one run in the background: a job (claimed, beating; services/jobs), the runtime on a worker thread,
+then commit the turn.
 
 Whatever happens inside the runtime, the run ends in a final status with a terminal event, and the turn's
 answer is committed before that event is published.
@@ -7,7 +8,6 @@ answer is committed before that event is published.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from fleet_rlm.events import (
@@ -21,8 +21,10 @@ from fleet_rlm.events import (
     with_seq,
 )
 from fleet_rlm.runtime.contracts import CancelToken, TurnResult
+from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
+from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import build_turn_request
 from fleet_rlm.store.models import Run
@@ -46,26 +48,32 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
         observer=trace.observe if trace is not None else None,
     )
     recorder.start()
-    beat = asyncio.get_running_loop().create_task(_heartbeat(service, run.id, token))
+    job = Job(
+        TurnJobs(service.database, service.bus),
+        service.database,
+        service.bus,
+        job_id=run.id,
+        owner=service.owner,
+        heartbeat_s=service.settings.run_heartbeat_s,
+        on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
+    )
     result: TurnResult
     try:
-        async with service.database.transaction() as session:
-            await runs_repo.set_run_status(session, run_id=run.id, status="running", owner=service.owner)
+        async with job.running():
             if trace is not None and trace.sampled:
-                await runs_repo.set_run_trace(session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id)
-        request = await build_turn_request(service, caller, run, data)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
+                async with service.database.transaction() as session:
+                    await runs_repo.set_run_trace(
+                        session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
+                    )
+            request = await build_turn_request(service, caller, run, data)
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it
         log.exception("run %s failed outside the runtime", run.id)
         error = {"code": getattr(exc, "code", "internal_error"), "message": str(exc) or type(exc).__name__}
         action = getattr(exc, "action", None)
         recorder.emit(ErrorEvent(run_id=run.id, session_id=run.session_id, actor="runner", action=action, **error))
         result = TurnResult(status="failed", error={**error, "action": action})
-    finally:
-        beat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beat
     await recorder.close()
     if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
         result.usage = recorder.usage
@@ -81,20 +89,6 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
     await _commit(service, caller, run, result, terminal)
     if trace is not None:
         trace.finish(terminal)
-
-
-async def _heartbeat(service: RunDeps, run_id: str, token: CancelToken) -> None:
-    """Stamp liveness; also pick up cancel requests that reached the database but not this process's bus."""
-    while True:
-        await asyncio.sleep(service.settings.run_heartbeat_s)
-        try:
-            async with service.database.transaction() as session:
-                await runs_repo.heartbeat(session, run_id=run_id, owner=service.owner)
-                run = await runs_repo.get_run(session, run_id=run_id)
-            if run is not None and run.cancel_requested_at is not None:
-                token.cancel("cancelled by request")
-        except Exception as exc:  # a database hiccup must not kill the run
-            log.warning("heartbeat of run %s failed: %s", run_id, exc)
 
 
 async def _commit(

@@ -1,6 +1,6 @@
 """Bring the turn machinery up and down with a server: bus, sandbox pool, runtime (with the DB-backed program
-registry of promoted versions), turn and optimization services, crash recovery. HTTP-free: the API's lifespan
-(and any other surface) enters `turn_machinery` and keeps the `Machinery` it yields."""
+registry of promoted versions), turn and optimization services, crash recovery (one job sweeper for both).
+HTTP-free: the API's lifespan (and any other surface) enters `turn_machinery` and keeps the `Machinery` it yields."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.programs_db import DatabasePrograms
-from fleet_rlm.optimize.service import OptimizationService
 from fleet_rlm.runtime.contracts import Runtime
 from fleet_rlm.runtime.programs import ProgramRegistry
+from fleet_rlm.services.jobs.sweep import JobKind, sweep, sweep_forever
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.optimization import make_optimization, make_programs
-from fleet_rlm.services.turns.recovery import recover_orphaned_runs, sweep_forever
+from fleet_rlm.services.optimization_runs import OptimizationService
+from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store import Database
 from fleet_rlm.telemetry.links import tracing_enabled
@@ -89,11 +90,13 @@ async def turn_machinery(
         runtime = make_runtime(settings, programs)
     telemetry = make_telemetry(settings)
     service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
-    optimization = make_optimization(settings, database, programs)
-    await optimization.recover()
-    await recover_orphaned_runs(database, bus, settings, current_owner=service.owner, active=service.tokens)
+    optimization = make_optimization(settings, database, bus, programs, owner=service.owner)
+    # one sweeper for every kind of job: dead-owner or stale runs become interrupted, at startup and periodically
+    kinds: list[JobKind] = [TurnJobs(database, bus, active=service.tokens), optimization.jobs]
+    owner, stale_after_s = service.owner, settings.run_stale_after_s
+    await sweep(database, kinds, current_owner=owner, stale_after_s=stale_after_s)
     sweeper = asyncio.get_running_loop().create_task(
-        sweep_forever(database, bus, settings, current_owner=service.owner, active=service.tokens)
+        sweep_forever(database, kinds, current_owner=owner, stale_after_s=stale_after_s)
     )
     try:
         yield Machinery(bus, programs, runtime, service, optimization, telemetry)

@@ -1,73 +1,72 @@
-"""Crash recovery: runs whose server died become `interrupted`, with a terminal event, so nothing waits forever.
+"""Turn runs as jobs (`services/jobs`): how a run is claimed, beats, and is interrupted when its server died.
 
-A run is orphaned when its owner process on this host is gone (checked at startup and on every sweep), or when
-its heartbeat is older than `run_stale_after_s` (an owner on another host that stopped beating). Committed turns
-are never touched; the session stays usable.
+An interrupted run gets a turn_interrupted event, so a follower ends; committed turns are never touched and the
+session stays usable. The sweep itself (dead owner on this host, or a heartbeat older than `run_stale_after_s`)
+is the shared one in `services/jobs/sweep.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
-import socket
 from collections.abc import Container
-from datetime import timedelta
+from typing import Any
 
-from fleet_rlm.config import Settings
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from fleet_rlm.events import TurnInterrupted, event_to_json, with_seq
+from fleet_rlm.services.jobs.sweep import JobRow, Orphaned
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
-from fleet_rlm.store import Database, InvalidTransitionError, utcnow
-from fleet_rlm.store.models import Run
+from fleet_rlm.store import Database, InvalidTransitionError
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.events import append_events
 
 log = logging.getLogger(__name__)
 
-
-def owner_is_dead(owner: str | None, *, current_owner: str) -> bool:
-    """True when `owner` names a process on this host that no longer exists (never for this process)."""
-    if not owner or owner == current_owner:
-        return False
-    host, _, pid_text = owner.rpartition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+REASONS: dict[Orphaned, str] = {
+    "owner_stopped": "the server running this turn stopped",
+    "heartbeat_lost": "the turn's heartbeat was lost",
+}
 
 
-def _orphaned(run: Run, *, current_owner: str, stale_before: object, active: Container[str]) -> str | None:
-    if run.id in active:
-        return None
-    if owner_is_dead(run.owner, current_owner=current_owner):
-        return "the server running this turn stopped"
-    beat = run.heartbeat_at or run.created_at
-    if beat < stale_before:  # type: ignore[operator]
-        return "the turn's heartbeat was lost"
-    return None
+class TurnJobs:
+    """The `runs` table as a JobStore and a JobKind."""
 
+    kind = "turn"
 
-async def recover_orphaned_runs(
-    database: Database, bus: LocalBus, settings: Settings, *, current_owner: str, active: Container[str]
-) -> int:
-    """Mark orphaned runs interrupted (each with a turn_interrupted event); returns how many."""
-    stale_before = utcnow() - timedelta(seconds=settings.run_stale_after_s)
-    async with database.session() as session:
-        candidates = await runs_repo.list_unfinished_runs(session)
-    count = 0
-    for run in candidates:
-        reason = _orphaned(run, current_owner=current_owner, stale_before=stale_before, active=active)
-        if reason is None:
-            continue
-        if await interrupt_run(database, bus, run_id=run.id, session_id=run.session_id, reason=reason):
-            count += 1
-    return count
+    def __init__(self, database: Database, bus: LocalBus, active: Container[str] = ()) -> None:
+        self.database = database
+        self.bus = bus
+        self._active = active
+
+    @property
+    def active(self) -> Container[str]:
+        return self._active
+
+    async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
+        await runs_repo.set_run_status(session, run_id=job_id, status="running", owner=owner)
+
+    async def beat(self, session: AsyncSession, job_id: str, owner: str) -> bool:
+        await runs_repo.heartbeat(session, run_id=job_id, owner=owner)
+        run = await runs_repo.get_run(session, run_id=job_id)
+        return run is not None and run.cancel_requested_at is not None
+
+    async def save_progress(self, session: AsyncSession, job_id: str, progress: dict[str, Any]) -> None:
+        return None  # a turn's progress is its event log
+
+    async def unfinished(self, database: Database) -> list[JobRow]:
+        async with database.session() as session:
+            runs = await runs_repo.list_unfinished_runs(session)
+        return [
+            JobRow(id=r.id, owner=r.owner, beat_at=r.heartbeat_at or r.created_at, session_id=r.session_id)
+            for r in runs
+        ]
+
+    async def interrupt(self, row: JobRow, why: Orphaned) -> bool:
+        assert row.session_id is not None
+        return await interrupt_run(
+            self.database, self.bus, run_id=row.id, session_id=row.session_id, reason=REASONS[why]
+        )
 
 
 async def interrupt_run(database: Database, bus: LocalBus, *, run_id: str, session_id: str, reason: str) -> bool:
@@ -84,16 +83,3 @@ async def interrupt_run(database: Database, bus: LocalBus, *, run_id: str, sessi
     await bus.publish(run_id, session_id, [event_to_json(with_seq(event, row.seq))])
     log.warning("run %s interrupted: %s", run_id, reason)
     return True
-
-
-async def sweep_forever(
-    database: Database, bus: LocalBus, settings: Settings, *, current_owner: str, active: Container[str]
-) -> None:
-    """Periodic recovery for replicas that die while others keep serving."""
-    interval = max(1.0, settings.run_stale_after_s / 3)
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await recover_orphaned_runs(database, bus, settings, current_owner=current_owner, active=active)
-        except Exception as exc:  # keep sweeping; the database may come back
-            log.warning("run recovery sweep failed: %s", exc)

@@ -5,8 +5,6 @@ The executor and the request builder take these instead of the whole `TurnServic
 
 from __future__ import annotations
 
-import os
-import socket
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +28,6 @@ class Caller:
     user_id: str
     workspace_id: str
     workspace_dir: Path
-
-
-def process_owner() -> str:
-    """Identifies this server process in `runs.owner` (host:pid), so recovery can tell dead owners apart."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 @dataclass

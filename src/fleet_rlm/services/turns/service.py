@@ -15,11 +15,12 @@ from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
 from fleet_rlm.events.status import ACTIVE
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
+from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.preferences import user_turn_settings
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps, process_owner
+from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
 from fleet_rlm.store.models import Run

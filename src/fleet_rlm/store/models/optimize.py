@@ -43,7 +43,8 @@ class Dataset(StoreModel, table=True):
 
 class OptimizationRun(StoreModel, table=True):
     """One GEPA run over a dataset; `program_version` names the version it produced, if any; `results` holds the
-    per-example baseline/optimized outputs; `cancel_requested_at` is the durable cancel any replica sees."""
+    per-example baseline/optimized outputs; `cancel_requested_at` is the durable cancel any replica sees; `owner`
+    (host:pid) and `heartbeat_at` let the job sweeper tell a live run from one whose server died."""
 
     __tablename__ = "optimization_runs"
 
@@ -52,6 +53,7 @@ class OptimizationRun(StoreModel, table=True):
     module: str = str_field(255, index=True)
     dataset_id: str | None = fk_field("datasets.id", ondelete="SET NULL", nullable=True)
     status: str = str_field(16, default=RunStatus.QUEUED.value)
+    owner: str | None = str_field(255, default=None, nullable=True)
     config: dict[str, Any] = json_field()
     progress: dict[str, Any] = json_field()
     scores: dict[str, Any] = json_field()
@@ -61,6 +63,7 @@ class OptimizationRun(StoreModel, table=True):
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
     finished_at: datetime | None = time_field()
+    heartbeat_at: datetime | None = time_field()
     cancel_requested_at: datetime | None = time_field()
 
     __table_args__ = (in_check("status", tuple(RunStatus), name="status"),)

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from fleet_rlm.events.status import ACTIVE, ALLOWED_FROM, parse_status
+from fleet_rlm.events.status import ACTIVE, ALLOWED_FROM, RunStatus, parse_status
 from fleet_rlm.store.errors import InvalidTransitionError, NotFoundError
 from fleet_rlm.store.models import OptimizationRun
 from fleet_rlm.store.types import utcnow
@@ -53,10 +53,16 @@ async def set_status(
     scores: dict[str, Any] | None = None,
     results: dict[str, Any] | None = None,
     program_version: str | None = None,
+    owner: str | None = None,
 ) -> OptimizationRun:
-    """Move the run to `status`; raises InvalidTransitionError from a status it may not leave that way."""
+    """Move the run to `status` (running: claimed by `owner`, heartbeat stamped); raises InvalidTransitionError
+    from a status it may not leave that way."""
     target = parse_status(status)
     values: dict[str, Any] = {"status": target.value, "updated_at": utcnow()}
+    if target is RunStatus.RUNNING:
+        values["heartbeat_at"] = values["updated_at"]
+    if owner is not None:
+        values["owner"] = owner
     if target not in ACTIVE:
         values["finished_at"] = utcnow()
     for key, value in (("error", error), ("scores", scores), ("results", results)):
@@ -85,6 +91,20 @@ async def set_progress(session: AsyncSession, *, run_id: str, progress: dict[str
         .values(progress=progress, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
+
+
+async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
+    """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
+    conditions = [col(OptimizationRun.id) == run_id, col(OptimizationRun.status) == RunStatus.RUNNING]
+    if owner is not None:
+        conditions.append(col(OptimizationRun.owner) == owner)
+    result: Any = await session.execute(
+        update(OptimizationRun)
+        .where(*conditions)
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
 
 
 async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:

@@ -1,40 +1,43 @@
 """Optimization runs in the background: start, live progress, durable cancel, saved versions, promotion.
 
-One instance per app. A run executes GEPA on a worker thread; an async pump writes its progress to the row
-(the polling/SSE source, and a liveness stamp) and turns a durable cancel request into the GEPA stop flag,
-so a cancel sent to any replica reaches the one running it.
+One instance per app. A run is a job (`services/jobs`, kind `optimization_jobs.OptimizationJobs`): claimed with
+this process as owner, beating, its progress written to the row and published on the live bus as it changes
+(followers are woken, not polling), a durable cancel request on the row turned into the GEPA stop flag (a
+cancel sent to any replica reaches the one running it), and swept to interrupted with the turns when its server
+died. GEPA itself (`fleet_rlm.optimize`) runs on a worker thread and knows nothing of this.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, NotFound
+from fleet_rlm.events.status import FINAL
 from fleet_rlm.optimize.datasets import split_rows
 from fleet_rlm.optimize.gepa_run import GEPAConfig, GEPAOutcome, run_gepa
 from fleet_rlm.optimize.modules import BuildContext, LMProvider, OptimizableModule, get_module
 from fleet_rlm.optimize.programs_db import DatabasePrograms
 from fleet_rlm.optimize.progress import Progress, ProgressTracker
 from fleet_rlm.optimize.versions import manifest, program_json, results_json
+from fleet_rlm.services.jobs.follow import follow_job
+from fleet_rlm.services.jobs.job import Job, channel
+from fleet_rlm.services.jobs.owner import process_owner
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.optimization_jobs import KIND, OptimizationJobs
 from fleet_rlm.store import Database
 from fleet_rlm.store.models import OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
 from fleet_rlm.store.repos import optimization as repo
 from fleet_rlm.store.repos import programs as programs_repo
-from fleet_rlm.store.types import utcnow
 
 log = logging.getLogger(__name__)
 LMProviderFactory = Callable[[str], Awaitable[LMProvider]]
-PUMP_EVERY_S = 0.5
-STALE_AFTER = timedelta(minutes=2)
 
 
 def run_not_found(run_id: str) -> NotFound:
@@ -50,17 +53,23 @@ class OptimizationService:
         self,
         settings: Settings,
         database: Database,
+        bus: LocalBus,
         *,
         lm_provider_for: LMProviderFactory,
         programs: DatabasePrograms | None = None,
+        owner: str | None = None,
     ) -> None:
         self.settings = settings
         self.database = database
+        self.bus = bus
         self.lm_provider_for = lm_provider_for
         self.programs = programs
+        self.owner = owner or process_owner()
         self.threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="optimize")
         self.cancels: dict[str, threading.Event] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.jobs = OptimizationJobs(database, bus, active=self.tasks)  # the sweeper's view of these runs
+        bus.on_cancel(self._on_cancel)
 
     async def start(
         self, *, user_id: str, module: str, dataset_id: str, config: GEPAConfig, val_fraction: float = 0.3
@@ -121,46 +130,40 @@ class OptimizationService:
         dataset: dict[str, Any],
         run_config: dict[str, Any],
     ) -> None:
+        job = Job(
+            self.jobs,
+            self.database,
+            self.bus,
+            job_id=run_id,
+            owner=self.owner,
+            heartbeat_s=self.settings.run_heartbeat_s,
+            on_cancel=cancel.set,
+        )
         latest: dict[str, Progress] = {}
-        tracker = ProgressTracker(lambda p: latest.__setitem__("p", p))
+
+        def report(progress: Progress) -> None:  # on GEPA's threads
+            latest["p"] = progress
+            job.report(progress.to_dict())
+
+        tracker = ProgressTracker(report)
         ctx = BuildContext(settings=self.settings, lms=provider)
-        async with self.database.transaction() as s:
-            await repo.set_status(s, run_id=run_id, status="running")
-        pump = asyncio.get_running_loop().create_task(self._pump(run_id, latest, cancel))
         outcome: GEPAOutcome | None = None
         error: dict[str, Any] | None = None
         try:
-            outcome = await asyncio.get_running_loop().run_in_executor(
-                self.threads,
-                lambda: run_gepa(module, ctx, train=train, val=val, config=config, tracker=tracker, cancel=cancel),
-            )
+            async with job.running():
+                outcome = await asyncio.get_running_loop().run_in_executor(
+                    self.threads,
+                    lambda: run_gepa(module, ctx, train=train, val=val, config=config, tracker=tracker, cancel=cancel),
+                )
         except FleetError as exc:
             error = exc.to_dict()
         except Exception as exc:
             log.exception("optimization run %s failed", run_id)
             error = {"code": "optimization_failed", "message": f"{type(exc).__name__}: {exc}"}
+        try:
+            await self._finish(run_id, module, outcome, error, latest.get("p"), dataset, run_config)
         finally:
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
-        await self._finish(run_id, module, outcome, error, latest.get("p"), dataset, run_config)
-
-    async def _pump(self, run_id: str, latest: dict[str, Progress], cancel: threading.Event) -> None:
-        """Write progress when it changes (and as a liveness stamp); pick up durable cancel requests."""
-        written: dict[str, Any] | None = None
-        while True:
-            try:
-                current = latest["p"].to_dict() if "p" in latest else None
-                async with self.database.transaction() as s:
-                    if current is not None and current != written:
-                        await repo.set_progress(s, run_id=run_id, progress=current)
-                        written = current
-                    row = await repo.get_run(s, run_id=run_id)
-                if row is not None and row.cancel_requested_at is not None:
-                    cancel.set()
-            except Exception as exc:  # a database hiccup must not stop the run
-                log.warning("progress of optimization run %s not written: %s", run_id, exc)
-            await asyncio.sleep(PUMP_EVERY_S)
+            await job.announce()
 
     async def _finish(
         self,
@@ -209,17 +212,32 @@ class OptimizationService:
             raise run_not_found(run_id)
         return row
 
+    async def stream(self, *, user_id: str, run_id: str) -> AsyncIterator[OptimizationRun]:
+        """The run now, then after every progress notice, ending with its final state (no polling)."""
+        await self.get(user_id=user_id, run_id=run_id)
+        async for row in follow_job(
+            self.bus,
+            channel(KIND, run_id),
+            lambda: self.get(user_id=user_id, run_id=run_id),
+            is_final=lambda r: r.status in FINAL,
+        ):
+            yield row
+
     async def cancel(self, *, user_id: str, run_id: str) -> OptimizationRun:
-        """Durable cancel: stamped on the row (any replica's pump sees it) and signalled locally at once."""
+        """Durable cancel: stamped on the row (any replica's heartbeat sees it) and announced on the bus, so the
+        replica running it stops at once."""
         async with self.database.transaction() as s:
             row = await repo.get_run(s, run_id=run_id, user_id=user_id)
             if row is None:
                 raise run_not_found(run_id)
             await repo.request_cancel(s, run_id=run_id)
+        await self.bus.announce_cancel(run_id)
+        return await self.get(user_id=user_id, run_id=run_id)
+
+    def _on_cancel(self, run_id: str) -> None:
         local = self.cancels.get(run_id)
         if local is not None:
             local.set()
-        return await self.get(user_id=user_id, run_id=run_id)
 
     async def promote(self, *, user_id: str, run_id: str, globally: bool = False) -> ProgramVersion:
         """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's."""
@@ -256,18 +274,6 @@ class OptimizationService:
     async def _refresh(self) -> None:
         if self.programs is not None:
             await self.programs.refresh()
-
-    async def recover(self) -> int:
-        """Mark runs whose progress stopped long ago (their process died) as interrupted."""
-        cutoff = utcnow() - STALE_AFTER
-        count = 0
-        async with self.database.transaction() as s:
-            for row in await repo.list_unfinished(s):
-                if row.id not in self.tasks and row.updated_at < cutoff:
-                    error = {"code": "optimization_interrupted", "message": "the server stopped during the run"}
-                    await repo.set_status(s, run_id=row.id, status="interrupted", error=error)
-                    count += 1
-        return count
 
     async def wait_idle(self, timeout: float = 60.0) -> None:
         tasks = list(self.tasks.values())

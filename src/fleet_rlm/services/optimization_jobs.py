@@ -1,0 +1,59 @@
+"""Optimization runs as jobs (`services/jobs`): claimed with an owner, beating, progress on the row and the bus,
+swept to `interrupted` by the same sweeper as turns when their server died."""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.services.jobs.job import FINISHED_EVENT, channel
+from fleet_rlm.services.jobs.sweep import JobRow, Orphaned
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.store import Database, InvalidTransitionError
+from fleet_rlm.store.repos import optimization as repo
+
+KIND = "optimization"
+INTERRUPTED = {"code": "optimization_interrupted", "message": "the server stopped during the run"}
+
+
+class OptimizationJobs:
+    """The `optimization_runs` table as a JobStore and a JobKind."""
+
+    kind = KIND
+
+    def __init__(self, database: Database, bus: LocalBus, active: Container[str] = ()) -> None:
+        self.database = database
+        self.bus = bus
+        self._active = active
+
+    @property
+    def active(self) -> Container[str]:
+        return self._active
+
+    async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
+        await repo.set_status(session, run_id=job_id, status="running", owner=owner)
+
+    async def beat(self, session: AsyncSession, job_id: str, owner: str) -> bool:
+        await repo.heartbeat(session, run_id=job_id, owner=owner)
+        row = await repo.get_run(session, run_id=job_id)
+        return row is not None and row.cancel_requested_at is not None
+
+    async def save_progress(self, session: AsyncSession, job_id: str, progress: dict[str, Any]) -> None:
+        await repo.set_progress(session, run_id=job_id, progress=progress)
+
+    async def unfinished(self, database: Database) -> list[JobRow]:
+        async with database.session() as session:
+            rows = await repo.list_unfinished(session)
+        return [JobRow(id=r.id, owner=r.owner, beat_at=r.heartbeat_at or r.updated_at) for r in rows]
+
+    async def interrupt(self, row: JobRow, why: Orphaned) -> bool:
+        try:
+            async with self.database.transaction() as session:
+                await repo.set_status(session, run_id=row.id, status="interrupted", error=INTERRUPTED)
+        except InvalidTransitionError:
+            return False
+        notice = {"type": FINISHED_EVENT, "seq": 1, "job_id": row.id, "kind": KIND}
+        await self.bus.publish(channel(KIND, row.id), "", [notice])
+        return True
