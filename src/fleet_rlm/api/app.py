@@ -19,6 +19,7 @@ from fleet_rlm.api.routes import (
     attachments,
     auth,
     health,
+    mcp_servers,
     optimization_status,
     profiles,
     replay,
@@ -79,7 +80,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     for module in (auth, sessions, runs, attachments, artifacts, volume, traces):
         app.include_router(module.router)
     app.include_router(turns.router)
-    for module in (profiles, roles, runtime_routes, sandboxes, skills, optimization_status, replay):
+    for module in (profiles, roles, runtime_routes, sandboxes, skills, optimization_status, replay, mcp_servers):
         app.include_router(module.router)
     app.include_router(optimization_routes.router)
     app.include_router(ws_execution.router)

@@ -13,6 +13,7 @@ from fleet_rlm.errors import NotFound
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
 from fleet_rlm.services.lms import load_config, session_profile_of, turn_lm_provider
+from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, Run
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -57,6 +58,7 @@ async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: T
         chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
         lm_config = await load_config(session, user_id=caller.user_id)
         pins = await program_pins(session, user_id=caller.user_id)  # the caller's promoted versions, else global
+        mcp_servers = await turn_specs(session, service.settings, user_id=caller.user_id)
     if data.context_text:
         sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
     sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
@@ -92,4 +94,5 @@ async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: T
             service.settings, lm_config, session_profile_of(chat.settings if chat is not None else None)
         ),
         program_versions=pins,
+        mcp_servers=mcp_servers,
     )

@@ -3,6 +3,7 @@
 from fleet_rlm.store.base import metadata
 from fleet_rlm.store.models.chat import ATTACHMENT_KINDS, Artifact, Attachment, ChatSession, Turn
 from fleet_rlm.store.models.identity import ROLES, LlmProfile, RoleBinding, User, Workspace, WsTicket
+from fleet_rlm.store.models.mcp import McpServer
 from fleet_rlm.store.models.optimize import (
     Dataset,
     OptimizationRun,
@@ -24,6 +25,7 @@ __all__ = [
     "LMBlob",
     "LMRecording",
     "LlmProfile",
+    "McpServer",
     "OptimizationRun",
     "ProgramPromotion",
     "ProgramVersion",

@@ -882,6 +882,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Mcp Servers
+         * @description Your MCP servers, then the operator's (read-only); secret values are never returned.
+         */
+        get: operations["listMcpServers"];
+        put?: never;
+        /**
+         * Create Mcp Server
+         * @description Add a server: a stdio `command` (admins only in token/oidc modes) or a public HTTP `url`.
+         */
+        post: operations["createMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mcp-servers/{server_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Mcp Server */
+        delete: operations["deleteMcpServer"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Mcp Server
+         * @description Change fields (others stay); sending `env` or `headers` replaces the stored values.
+         */
+        patch: operations["updateMcpServer"];
+        trace?: never;
+    };
     "/api/v1/optimization/modules": {
         parameters: {
             query?: never;
@@ -1667,6 +1712,143 @@ export interface components {
              * @description What to do about the failure.
              */
             action?: string | null;
+        };
+        /** McpServerCreate */
+        McpServerCreate: {
+            /**
+             * Name
+             * @description Prefix of its tools' names (lowercase, digits, _).
+             */
+            name: string;
+            /**
+             * Command
+             * @description stdio: executable (admins only*).
+             */
+            command?: string | null;
+            /**
+             * Args
+             * @description stdio: arguments.
+             */
+            args?: string[];
+            /**
+             * Env
+             * @description stdio: environment (secret).
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Url
+             * @description Streamable HTTP endpoint (SSRF-checked*).
+             */
+            url?: string | null;
+            /**
+             * Headers
+             * @description HTTP headers (secret).
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * Tools
+             * @description Allow-list of tool names, or ['*'].
+             */
+            tools: string[];
+            /**
+             * Timeout S
+             * @description Per-call limit (default server's).
+             */
+            timeout_s?: number | null;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+        };
+        /** McpServerList */
+        McpServerList: {
+            /**
+             * Items
+             * @description Your servers, then the operator's (read-only).
+             */
+            items: components["schemas"]["McpServerOut"][];
+            /**
+             * Can Add Stdio
+             * @description Whether you may add stdio commands (admins, or auth mode none).
+             */
+            can_add_stdio: boolean;
+        };
+        /** McpServerOut */
+        McpServerOut: {
+            /**
+             * Id
+             * @description None for operator servers.
+             */
+            id: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Owner
+             * @enum {string}
+             */
+            owner: "user" | "operator";
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "stdio" | "http";
+            /** Command */
+            command: string | null;
+            /** Args */
+            args: string[];
+            /** Url */
+            url: string | null;
+            /** Tools */
+            tools: string[];
+            /** Timeout S */
+            timeout_s: number | null;
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Env Names
+             * @description Names of the stored environment variables (values never shown).
+             */
+            env_names: string[];
+            /**
+             * Header Names
+             * @description Names of the stored headers (values never shown).
+             */
+            header_names: string[];
+            /** Created At */
+            created_at?: string | null;
+            /** Updated At */
+            updated_at?: string | null;
+        };
+        /**
+         * McpServerUpdate
+         * @description Only the fields present change; `env`/`headers` replace the stored ones when sent.
+         */
+        McpServerUpdate: {
+            /** Command */
+            command?: string | null;
+            /** Args */
+            args?: string[] | null;
+            /** Env */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** Url */
+            url?: string | null;
+            /** Headers */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /** Tools */
+            tools?: string[] | null;
+            /** Timeout S */
+            timeout_s?: number | null;
+            /** Enabled */
+            enabled?: boolean | null;
         };
         /** Me */
         Me: {
@@ -4838,6 +5020,165 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ReplaySetReportOut"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerList"];
+                };
+            };
+        };
+    };
+    createMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerOut"];
+                };
+            };
+            /** @description A stdio command without admin rights, or a URL on a private address (token/oidc). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The name is taken (yours or an operator server's), or the limit is reached. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    deleteMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such MCP server for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    updateMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerOut"];
+                };
+            };
+            /** @description A stdio command without admin rights, or a URL on a private address (token/oidc). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such MCP server for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The name is taken (yours or an operator server's), or the limit is reached. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
