@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlmodel import select
 
-from fleet_rlm.api import create_app
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import McpServerSpec, Settings
 from fleet_rlm.store.models import McpServer
 from fleet_rlm.testing import FakeLMServer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from mcp.server.mcpserver import MCPServer
 
 from fleet_rlm import __version__
@@ -16,7 +18,16 @@ INSTRUCTIONS = (
 
 
 def build_server() -> MCPServer:
-    server: MCPServer = MCPServer("fleet-rlm", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    """The server object. The SDK's constructor calls `logging.basicConfig` (a rich stderr handler on the root
+    logger); the app's logging belongs to the operator and the CLI, so whatever it added is taken off again."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        server: MCPServer = MCPServer("fleet-rlm", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
     register_tools(server)
     register_resources(server)
     return server

@@ -16,12 +16,13 @@ from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fleet_rlm.schemas.mcp_servers import McpServerCreate, McpServerList, McpServerOut, McpServerUpdate
-from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, InvalidInput, NotFound
 from fleet_rlm.llm import secret_box
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.netguard import check_url
 from fleet_rlm.runtime.mcp_tools import URL_CODES
+from fleet_rlm.schemas.mcp_servers import McpServerCreate, McpServerList, McpServerOut, McpServerUpdate
 from fleet_rlm.store.models import McpServer
 from fleet_rlm.store.repos import mcp_servers as repo
 

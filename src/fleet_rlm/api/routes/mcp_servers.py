@@ -7,9 +7,9 @@ from fastapi import APIRouter, Response
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
-from fleet_rlm.services import mcp_servers as user_mcp
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.mcp_servers import McpServerCreate, McpServerList, McpServerOut, McpServerUpdate
+from fleet_rlm.services import mcp_servers as user_mcp
 
 router = APIRouter(prefix="/api/v1/mcp-servers", tags=["mcp-servers"])
 NOT_FOUND: Responses = {404: {"description": "No such MCP server for this user."}}
