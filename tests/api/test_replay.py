@@ -122,6 +122,13 @@ def test_record_then_replay_offline(client: TestClient, app_settings: Settings, 
     for row in stored:
         for word in FORBIDDEN:
             assert word not in row, (word, row[:300])
+    shown = client.get(f"/api/v1/runs/{run_id}/recording", params={"bodies": True})
+    assert shown.status_code == 200, shown.text
+    recording = shown.json()
+    assert recording["calls"] == calls and [e["seq"] for e in recording["exchanges"]] == list(range(1, calls + 1))
+    assert {e["role"] for e in recording["exchanges"]} == {"root", "sub", "delegate"}
+    assert recording["exchanges"][0]["request"]["messages"][0]["role"] == "system"
+    assert not any(word in shown.text for word in FORBIDDEN)
     lm.stop()  # from here on no model answers
 
     replayed = client.post(f"/api/v1/runs/{run_id}/replay")

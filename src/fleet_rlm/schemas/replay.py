@@ -73,3 +73,25 @@ class ReplaySetReportOut(Out):
     name: str
     identical: bool = Field(description="True when every run of the set replayed identically.")
     reports: list[ReplayReportOut | ReplayErrorOut]
+
+
+class ExchangeOut(Out):
+    seq: int = Field(description="Call order within the run, from 1.")
+    role: str
+    actor: str = Field(description="root, or child:<id> for a child RLM.")
+    depth: int
+    request_hash: str = Field(description="sha256 of the canonical request: what a replay matches on.")
+    truncated: bool = Field(description="Past recording_max_bytes: kept by hash only.")
+    error: str | None
+    request: dict[str, Any] | None = Field(default=None, description="With bodies=true: model, messages, params.")
+    response: dict[str, Any] | None = Field(default=None, description="With bodies=true: outputs and usage.")
+
+
+class RecordingOut(Out):
+    run_id: str
+    calls: int
+    bytes: int
+    truncated: bool
+    status: str | None
+    programs_used: dict[str, str]
+    exchanges: list[ExchangeOut]

@@ -296,3 +296,28 @@ async def get_set(database: Database, *, user_id: str, name: str) -> Any:
             action="list sets with `fleet-rlm replay --list-sets`",
         )
     return row
+
+
+async def recording_of(database: Database, *, user_id: str, run_id: str, bodies: bool = False) -> dict[str, Any]:
+    """The caller's run's recording: totals, the programs it ran, and its exchanges (bodies on request)."""
+    async with database.session() as session:
+        run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
+        recording = await recordings_repo.get_recording(session, run_id=run_id) if run else None
+        exchanges = await recordings_repo.list_exchanges(session, run_id=run_id) if recording else []
+    if run is None:
+        raise NotFound(f"run {run_id} not found", code="run_not_found", action="check the run id")
+    if recording is None:
+        raise NotFound(f"run {run_id} has no recording", code="run_not_recorded", action="record a new run")
+    keep = ("seq", "role", "actor", "depth", "request_hash", "truncated", "error")
+    return {
+        "run_id": run_id,
+        "calls": recording.calls,
+        "bytes": recording.bytes,
+        "truncated": recording.truncated,
+        "status": recording.status,
+        "programs_used": dict((recording.inputs or {}).get("programs_used") or {}),
+        "exchanges": [
+            {k: getattr(e, k) for k in keep} | ({"request": e.request, "response": e.response} if bodies else {})
+            for e in exchanges
+        ],
+    }

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep, turn_service
 from fleet_rlm.errors import NotFound
 from fleet_rlm.schemas.replay import (
     SET_NAME,
+    RecordingOut,
     ReplayIn,
     ReplayReportOut,
     ReplaySetIn,
@@ -46,6 +47,18 @@ async def replay_run(
         user_id=user.user_id, run_id=run_id, program_version=version, **_args(request, database, settings)
     )
     return ReplayReportOut.model_validate(report.to_dict())
+
+
+@router.get("/runs/{run_id}/recording", operation_id="getRunRecording", response_model=RecordingOut)
+async def get_recording(
+    run_id: str,
+    user: CurrentUserDep,
+    database: DatabaseDep,
+    bodies: Annotated[bool, Query(description="Include each request and response body.")] = False,
+) -> RecordingOut:
+    """The run's recorded LM exchanges in call order (no key or auth header is ever part of them)."""
+    recording = await service.recording_of(database, user_id=user.user_id, run_id=run_id, bodies=bodies)
+    return RecordingOut.model_validate(recording)
 
 
 @router.get("/replay-sets", operation_id="listReplaySets", response_model=ReplaySetList)

@@ -824,6 +824,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Recording
+         * @description The run's recorded LM exchanges in call order (no key or auth header is ever part of them).
+         */
+        get: operations["getRunRecording"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/replay-sets": {
         parameters: {
             query?: never;
@@ -1574,6 +1594,49 @@ export interface components {
              */
             last_seq: number;
         };
+        /** ExchangeOut */
+        ExchangeOut: {
+            /**
+             * Seq
+             * @description Call order within the run, from 1.
+             */
+            seq: number;
+            /** Role */
+            role: string;
+            /**
+             * Actor
+             * @description root, or child:<id> for a child RLM.
+             */
+            actor: string;
+            /** Depth */
+            depth: number;
+            /**
+             * Request Hash
+             * @description sha256 of the canonical request: what a replay matches on.
+             */
+            request_hash: string;
+            /**
+             * Truncated
+             * @description Past recording_max_bytes: kept by hash only.
+             */
+            truncated: boolean;
+            /** Error */
+            error: string | null;
+            /**
+             * Request
+             * @description With bodies=true: model, messages, params.
+             */
+            request?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Response
+             * @description With bodies=true: outputs and usage.
+             */
+            response?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /** FeedbackCreate */
         FeedbackCreate: {
             /** Run Id */
@@ -2151,6 +2214,25 @@ export interface components {
             checks: {
                 [key: string]: components["schemas"]["Check"];
             };
+        };
+        /** RecordingOut */
+        RecordingOut: {
+            /** Run Id */
+            run_id: string;
+            /** Calls */
+            calls: number;
+            /** Bytes */
+            bytes: number;
+            /** Truncated */
+            truncated: boolean;
+            /** Status */
+            status: string | null;
+            /** Programs Used */
+            programs_used: {
+                [key: string]: string;
+            };
+            /** Exchanges */
+            exchanges: components["schemas"]["ExchangeOut"][];
         };
         /** ReplayErrorOut */
         ReplayErrorOut: {
@@ -4897,6 +4979,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReplayReportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getRunRecording: {
+        parameters: {
+            query?: {
+                /** @description Include each request and response body. */
+                bodies?: boolean;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingOut"];
                 };
             };
             /** @description Validation Error */
