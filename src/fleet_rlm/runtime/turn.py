@@ -234,7 +234,9 @@ class _Turn:
 
     def _summary(self, result: TurnResult, lm_calls: int, iterations: int) -> str:
         head = f"{result.execution_mode} turn {result.status}"
-        stats = f"{iterations} REPL steps, {lm_calls} LM calls"
+        stats = (
+            f"{iterations} REPL step{'' if iterations == 1 else 's'}, {lm_calls} LM call{'' if lm_calls == 1 else 's'}"
+        )
         if result.status == "succeeded":
             return f"{head} ({stats}): {preview(result.answer, 300)}"
         detail = (result.error or {}).get("message", "")

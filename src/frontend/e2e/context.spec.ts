@@ -12,6 +12,21 @@ test("an attached file is uploaded and loaded as context", async ({ page }) => {
   await expect(run.getByText(/notes\.txt/).first()).toBeVisible();
 });
 
+test("a session is titled from its first task and renamed inline in the header", async ({ page }) => {
+  await page.goto("/app/workspace");
+  await page.getByRole("button", { name: "+ New session" }).click();
+  await expect(page).toHaveURL(/\/app\/workspace\/\w+/);
+  await page.getByRole("textbox", { name: /^Task/ }).fill("Summarize the quarterly numbers\nwith a table");
+  await page.getByRole("button", { name: "Run ▶" }).click();
+  await expect(page.getByTestId("run-panel").last()).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Summarize the quarterly numbers");
+  await page.getByRole("button", { name: "Rename this session" }).click();
+  await page.getByRole("textbox", { name: "Session title" }).fill("Q3 numbers");
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Q3 numbers");
+  await expect(page.getByRole("complementary", { name: "Sessions" }).getByRole("link", { name: "Q3 numbers" })).toBeVisible();
+});
+
 test("sessions can be searched, renamed and deleted", async ({ page }) => {
   await page.goto("/app/workspace");
   await page.getByRole("button", { name: "+ New session" }).click();
@@ -22,7 +37,14 @@ test("sessions can be searched, renamed and deleted", async ({ page }) => {
   await page.getByLabel("Search sessions").fill("zebra");
   const list = page.getByRole("complementary", { name: "Sessions" });
   await expect(list.getByRole("link")).toHaveCount(1);
-  page.once("dialog", (d) => void d.accept());
+  // delete offers Undo; undone, the session is back; deleted for real once the undo window closes
   await list.getByRole("button", { name: "Delete Zebra research" }).click();
+  await expect(list.getByText("No session matches.")).toBeVisible();
+  await list.getByTestId("undo-delete").getByRole("button", { name: "Undo" }).click();
+  await expect(list.getByRole("link", { name: "Zebra research" })).toBeVisible();
+  await list.getByRole("button", { name: "Delete Zebra research" }).click();
+  await expect(list.getByTestId("undo-delete")).toHaveCount(0, { timeout: 10_000 });
+  await page.reload();
+  await page.getByLabel("Search sessions").fill("zebra");
   await expect(list.getByText("No session matches.")).toBeVisible();
 });

@@ -52,4 +52,35 @@ test("settings: create an LLM profile for the fake LM and test it", async ({ pag
   await page.getByRole("button", { name: "Test model" }).click();
   await expect(page.getByTestId("lm-test")).toContainText("ok");
   await shot("settings-profiles");
+
+  // bind a role, then unbind it: "(environment / fallback)" is sent as null and sticks after a reload
+  const roles = page.getByRole("table", { name: "Role bindings" });
+  await roles.getByRole("combobox", { name: "Profile for sub" }).selectOption({ label: "fake-e2e" });
+  await expect(roles.getByRole("combobox", { name: "Profile for sub" })).toHaveValue(/\w+/);
+  await roles.getByRole("combobox", { name: "Profile for sub" }).selectOption({ label: "(environment / fallback)" });
+  await page.reload();
+  await expect(page.getByRole("table", { name: "Role bindings" }).getByRole("combobox", { name: "Profile for sub" })).toHaveValue("");
+
+  // edit the profile in place (only the name changes; the stored key stays)
+  await page.getByRole("table", { name: "LLM profiles" }).getByRole("button", { name: "Edit fake-e2e" }).click();
+  const edit = page.getByRole("form", { name: "Edit profile fake-e2e" });
+  await edit.getByLabel("Profile name").fill("fake-e2e-renamed");
+  const patch = page.waitForRequest((r) => r.method() === "PATCH" && r.url().includes("/api/v1/llm-profiles/"));
+  await edit.getByRole("button", { name: "Save changes" }).click();
+  expect((await patch).postDataJSON()).toEqual({ name: "fake-e2e-renamed" });
+  await expect(page.getByRole("table", { name: "LLM profiles" })).toContainText("fake-e2e-renamed");
+});
+
+test("settings: limits come from the server's schema and only changed values are saved", async ({ page, shot }) => {
+  await page.goto("/app/settings");
+  const form = page.getByRole("form", { name: "Runtime settings" });
+  await expect(form.getByLabel(/^Turn timeout \(s\) \(10–86400\)/)).toHaveAttribute("min", "10");
+  await form.getByLabel(/^Max RLM iterations/).fill("7");
+  const patch = page.waitForRequest((r) => r.method() === "PATCH" && r.url().endsWith("/api/v1/runtime/settings"));
+  await form.getByRole("button", { name: "Save 1 change" }).click();
+  expect((await patch).postDataJSON()).toEqual({ max_iters: 7 });
+  await expect(form.getByRole("button", { name: "Use the server default for max_iters" })).toBeVisible();
+  await shot("settings-runtime");
+  await form.getByRole("button", { name: "Use the server default for max_iters" }).click();
+  await expect(form.getByRole("button", { name: "Use the server default for max_iters" })).toHaveCount(0);
 });

@@ -19,18 +19,32 @@ test("a depth-2 run with parallel children renders as a nested tree with a step 
   await expect(run).toHaveAttribute("data-outcome", "succeeded", { timeout: 45_000 });
   await expect(run.getByTestId("answer")).toContainText(FAN_OUT_ANSWER);
   const tree = run.getByRole("tree", { name: "Run steps" });
+  const rows = tree.getByRole("treeitem");
+  // collapse everything, then open the path root iteration → cell → rlm_query_batched → children
+  await run.getByRole("button", { name: "Collapse all" }).click();
+  await expect(tree.locator('[data-kind="child"]')).toHaveCount(0);
+  await tree.getByRole("button", { name: "Expand Iteration 1" }).first().click();
+  await tree.getByRole("button", { name: "Expand REPL cell" }).first().click();
+  await tree.getByRole("button", { name: "Expand rlm_query_batched" }).click();
   const children = tree.locator('[role="treeitem"][data-kind="child"]');
-  await expect(children).toHaveCount(4);
-  // three children at depth 1 under the batched call, one grandchild under gamma: deeper in the tree
-  const levels = await children.evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("aria-level"))));
-  expect(new Set(levels).size).toBe(2);
+  await expect(children).toHaveCount(3); // three parallel children at depth 1
+  const gamma = children.filter({ hasText: "branch gamma" });
+  await gamma.getByRole("button", { name: /^Expand Child RLM/ }).click();
+  await expect(rows.filter({ hasText: "Iteration 1" })).toHaveCount(2); // root's and gamma's own
+  await tree.getByRole("button", { name: "Expand Iteration 1" }).last().click();
+  await tree.getByRole("button", { name: "Expand REPL cell" }).last().click();
+  await tree.getByRole("button", { name: "Expand rlm_query" }).click();
+  await expect(children).toHaveCount(4); // the grandchild at depth 2, nested under gamma's rlm_query
+  const levels = await children.evaluateAll((els) => els.map((r) => Number(r.getAttribute("aria-level"))));
   const [shallow, deep] = [Math.min(...levels), Math.max(...levels)];
   expect(levels.filter((l) => l === shallow)).toHaveLength(3);
   expect(deep).toBeGreaterThan(shallow + 2);
+  await expect(children.filter({ hasText: "leaf delta" })).toHaveAttribute("aria-level", String(deep));
+  await run.getByRole("button", { name: "Expand all" }).click();
   await expect(tree.locator('[role="treeitem"][data-kind="batch"]').first()).toContainText("2/2 done");
   await shot("run-tree");
 
-  await children.filter({ hasText: "branch gamma" }).first().click();
+  await tree.locator('[role="treeitem"][data-kind="child"]').filter({ hasText: "branch gamma" }).first().click();
   const detail = run.getByTestId("node-detail");
   await expect(detail).toContainText("Child RLM · depth 1");
   await expect(detail).toContainText("gamma: delta says ok");

@@ -21,6 +21,7 @@ from fleet_rlm.services.preferences import user_turn_settings
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
+from fleet_rlm.services.turns.titles import title_from_task
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
 from fleet_rlm.store.models import Run
@@ -106,6 +107,10 @@ class TurnService:
             await sessions_repo.update_session(
                 session, user_id=caller.user_id, session_id=session_id, last_run_id=run.id
             )
+            if not chat.title.strip():  # an untitled session is named after its first task
+                await sessions_repo.update_session(
+                    session, user_id=caller.user_id, session_id=session_id, title=title_from_task(data.content)
+                )
             await session.flush()
         token = CancelToken()
         self.tokens[run.id] = token

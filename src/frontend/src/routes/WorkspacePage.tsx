@@ -10,7 +10,7 @@ import { rememberMode } from "../features/composer/mode";
 import { TurnView, UserMessage } from "../features/run/TurnView";
 import { useTurnStarter } from "../features/run/useTurnStarter";
 import { exportSession, useSession, useSessionStates, useTurns } from "../features/sessions/queries";
-import { SessionSidebar } from "../features/sessions/SessionSidebar";
+import { SessionSidebar, TitleEditor } from "../features/sessions/SessionSidebar";
 import { api, call } from "../lib/api/client";
 import { useRun } from "../lib/events/useRun";
 
@@ -36,6 +36,7 @@ function Conversation({ sessionId }: { sessionId?: string }) {
     handed?.runId ? { runId: handed.runId, message: handed.message ?? "", request: handed.request } : null,
   );
   const [params] = useSearchParams();
+  const [renaming, setRenaming] = useState(false);
   const linkedRun = params.get("run");
   const active = states.data?.items.find((s) => s.session_id === sessionId)?.active_run?.id;
   const currentRunId = started?.runId ?? active ?? session.data?.last_run_id ?? null;
@@ -88,7 +89,14 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   return (
     <section className="conversation" aria-label="Conversation">
       <div className="row" style={{ padding: "8px 16px", borderBottom: "1px solid var(--border)" }}>
-        <h1 style={{ fontSize: 16, margin: 0 }} className="grow">{sessionId ? session.data?.title || "Untitled session" : "New session"}</h1>
+        {renaming && session.data ? (
+          <TitleEditor session={session.data} onDone={() => setRenaming(false)} className="row grow" />
+        ) : (
+          <h1 style={{ fontSize: 16, margin: 0 }} className="grow min-w-0 truncate" onDoubleClick={() => setRenaming(!!session.data)}>
+            {sessionId ? session.data?.title || "Untitled session" : "New session"}
+          </h1>
+        )}
+        {sessionId && session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session">✎ Rename</button>}
         {sessionId && <button onClick={() => void exportSession(sessionId)}>Export</button>}
       </div>
       <RunBar view={view} />
@@ -100,7 +108,7 @@ function Conversation({ sessionId }: { sessionId?: string }) {
         {currentRunId && (
           <article className="turn stack" aria-label="Current turn">
             <UserMessage text={currentTurn?.user_message ?? started?.message ?? view.timeline.input ?? "…"} />
-            <RunPanel view={view} onRetry={retry} outcome={run.data?.outcome} stopReason={run.data?.stop_reason} />
+            <RunPanel view={view} onRetry={retry} outcome={run.data?.outcome} stopReason={run.data?.stop_reason} traceUrl={run.data?.trace_url} />
           </article>
         )}
         <div ref={bottom} />

@@ -1,10 +1,9 @@
-// Client routes, all under /app (the server sends index.html for any /app/* deep link).
+// Client routes, all under /app (the server sends index.html for any /app/* deep link). The Workspace is in
+// the main bundle; the other pages are loaded when first visited (one chunk each).
 import { createBrowserRouter, Navigate } from "react-router";
+import { NotFoundPage } from "./NotFoundPage";
 import { RouteError } from "./RouteError";
 import { Shell } from "./Shell";
-import { OptimizationPage } from "./OptimizationPage";
-import { SettingsPage } from "./SettingsPage";
-import { VolumesPage } from "./VolumesPage";
 import { WorkspacePage } from "./WorkspacePage";
 
 export const routes = [
@@ -16,10 +15,10 @@ export const routes = [
       { index: true, element: <Navigate to="/app/workspace" replace /> },
       { path: "workspace", element: <WorkspacePage /> },
       { path: "workspace/:sessionId", element: <WorkspacePage /> },
-      { path: "optimization", element: <OptimizationPage /> },
-      { path: "volumes", element: <VolumesPage /> },
-      { path: "settings", element: <SettingsPage /> },
-      { path: "*", element: <Navigate to="/app/workspace" replace /> },
+      { path: "optimization", lazy: () => import("./OptimizationPage").then((m) => ({ Component: m.OptimizationPage })) },
+      { path: "volumes", lazy: () => import("./VolumesPage").then((m) => ({ Component: m.VolumesPage })) },
+      { path: "settings", lazy: () => import("./SettingsPage").then((m) => ({ Component: m.SettingsPage })) },
+      { path: "*", element: <NotFoundPage /> },
     ],
   },
   { path: "*", element: <Navigate to="/app/workspace" replace /> },

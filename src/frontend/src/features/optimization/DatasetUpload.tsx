@@ -82,7 +82,7 @@ export function DatasetUpload({ onUploaded }: { onUploaded?: (id: string) => voi
           <div className="row">
             <strong>{file?.filename}</strong>
             <span className="badge">{parsed.format.toUpperCase()}</span>
-            <span className="muted">{parsed.rows.length} row(s)</span>
+            <span className="muted">{parsed.rows.length} {parsed.rows.length === 1 ? "row" : "rows"}</span>
           </div>
           <RowsTable rows={parsed.rows} columns={parsed.columns} label="Dataset preview" />
           {parsed.errors.length > 0 && (
@@ -106,7 +106,8 @@ export function DatasetUpload({ onUploaded }: { onUploaded?: (id: string) => voi
       {upload.error && !serverError && <ErrorView error={upload.error} />}
       {upload.isSuccess && <p role="status" className="ok-text">Uploaded “{upload.data.name}” ({upload.data.row_count} rows).</p>}
       <div className="row">
-        <button className="primary" type="submit" disabled={!file || !selected || !name.trim() || upload.isPending}>
+        <button className="primary" type="submit" disabled={!file || !selected || !name.trim() || upload.isPending || !parsed || parsed.errors.length > 0 || parsed.rows.length === 0}
+          title={parsed && parsed.errors.length > 0 ? "Fix the rows listed above first" : undefined}>
           {upload.isPending ? "Uploading…" : "Upload dataset"}
         </button>
       </div>

@@ -1,7 +1,7 @@
 // One run: live progress while it runs (polled every second), then its scores, per-example results, the
 // instruction changes and the Markdown report; cancel while active, promote once it saved a version.
-import { CodeBlock } from "../../components/CodeBlock";
-import { Markdown } from "../../components/Markdown";
+import { CodeBlock } from "../../components/Lazy";
+import { Markdown } from "../../components/Lazy";
 import { ErrorView, Loading } from "../../components/States";
 import { ApiError } from "../../lib/api/errors";
 import { RunProgress, RunStatusBadge } from "./RunProgress";

@@ -2,7 +2,7 @@
 import { useState } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { RunStatusBadge } from "./RunProgress";
-import { fmtScore, isActive, useOptimizationMutations, useRuns, type OptRun } from "./queries";
+import { fmtScore, isActive, useOptimizationMutations, useRefreshOnRunEnd, useRuns, type OptRun } from "./queries";
 
 export function budgetText(run: OptRun): string {
   const budget = run.config.budget ?? run.config.auto ?? run.config.max_metric_calls;
@@ -18,6 +18,7 @@ export function budgetText(run: OptRun): string {
 
 export function RunHistory({ current, onOpen, onCompare }: { current: string | null; onOpen: (id: string) => void; onCompare: (a: string, b: string) => void }) {
   const runs = useRuns();
+  useRefreshOnRunEnd(runs.data);
   const { cancel } = useOptimizationMutations();
   const [picked, setPicked] = useState<string[]>([]);
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id].slice(-2)));

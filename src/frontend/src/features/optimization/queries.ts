@@ -1,6 +1,7 @@
 // Optimization server state: modules, datasets, runs (polled every second while active), results, compare,
 // versions, and the mutations (upload, start, cancel, promote, rollback) that refresh them.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef } from "react";
 import { api, call, type Schemas } from "../../lib/api/client";
 
 export type OptRun = Schemas["fleet_rlm__schemas__optimization__RunOut"];
@@ -38,6 +39,22 @@ export function useRuns() {
   });
 }
 
+/** Refreshes the status counters and versions when the list sees a run leave the active states. */
+export function useRefreshOnRunEnd(runs: OptRun[] | undefined) {
+  const client = useQueryClient();
+  const active = (runs ?? []).filter((r) => ACTIVE.includes(r.status)).map((r) => r.id).join(",");
+  const previous = useRef<string | null>(null);
+  useEffect(() => {
+    if (previous.current !== null && previous.current !== active) {
+      void client.invalidateQueries({ queryKey: [...KEY, "status"] });
+      void client.invalidateQueries({ queryKey: [...KEY, "versions"] });
+    }
+    previous.current = active;
+  }, [active, client]);
+}
+
+const ended = new Set<string>();
+
 /** One run; polled every second while queued or running, so progress is live. */
 export function useRun(id: string | null) {
   const client = useQueryClient();
@@ -46,7 +63,11 @@ export function useRun(id: string | null) {
     enabled: !!id,
     queryFn: async () => {
       const run = await call(api.GET("/api/v1/optimization/runs/{run_id}", { params: { path: { run_id: id! } } }));
-      if (!ACTIVE.includes(run.status)) void client.invalidateQueries({ queryKey: [...KEY, "runs"] });
+      // the run just ended: refresh what it changed (counters, the run list, saved versions), once
+      if (!ACTIVE.includes(run.status) && !ended.has(run.id)) {
+        ended.add(run.id);
+        void client.invalidateQueries({ queryKey: KEY, predicate: (q) => !(q.queryKey[1] === "run" && q.queryKey[2] === id) });
+      }
       return run;
     },
     refetchInterval: (q) => (isActive(q.state.data) ? 1000 : false),

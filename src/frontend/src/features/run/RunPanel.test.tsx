@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render, screen } from "@testing-library/react";
+import { render, screen, waitFor } from "@testing-library/react";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ev, resetSeq } from "../../test/events";
 import { applyEvents, emptyTimeline } from "../../lib/events/timeline";
@@ -27,7 +27,7 @@ describe("RunPanel", () => {
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
   });
 
-  it("renders the final answer as sanitized Markdown and offers feedback", () => {
+  it("renders the final answer as sanitized Markdown and offers feedback", async () => {
     const { container } = renderPanel({ connection: "ended", error: null }, [
       ev("turn_started"),
       ev("final", { answer: "**bold** <script>alert(1)</script> [x](javascript:alert(1))", fields: {} }),
@@ -35,7 +35,7 @@ describe("RunPanel", () => {
     ]);
     expect(screen.getByTestId("run-phase").textContent).toBe("succeeded");
     const answer = screen.getByTestId("answer");
-    expect(answer.querySelector("strong")?.textContent).toBe("bold");
+    await waitFor(() => expect(answer.querySelector("strong")?.textContent).toBe("bold"), { timeout: 15_000 });
     expect(container.querySelector("script")).toBeNull();
     expect(answer.querySelector("a")?.getAttribute("href") ?? "").not.toContain("javascript");
     expect(screen.getByRole("button", { name: "Thumbs up" })).toBeTruthy();

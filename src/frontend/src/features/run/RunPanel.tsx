@@ -1,6 +1,6 @@
 // A run as it happens: its honest status, counters, the run tree on a time axis with the step detail, the
 // Markdown answer, artifacts and feedback. Failed runs offer Retry; Stop is here and in the sticky run bar.
-import { Markdown } from "../../components/Markdown";
+import { Markdown } from "../../components/Lazy";
 import { ErrorView } from "../../components/States";
 import { ApiError } from "../../lib/api/errors";
 import type { RunView } from "../../lib/events/useRun";
@@ -11,13 +11,15 @@ import { RunInspector } from "./tree/RunInspector";
 import { UsageCounter } from "./UsageCounter";
 import { useStop } from "./useStop";
 
-export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutcome, stopReason }: {
+export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutcome, stopReason, traceUrl }: {
   view: RunView;
   showSteps?: boolean;
   onRetry?: () => void;
   /** The run record's outcome (complete | partial) and stop_reason, when known. */
   outcome?: string | null;
   stopReason?: string | null;
+  /** Link to this run in the trace backend (FLEET_OTEL_TRACE_URL_TEMPLATE), when configured. */
+  traceUrl?: string | null;
 }) {
   const { timeline, connection, error } = view;
   const runId = timeline.runId;
@@ -32,6 +34,7 @@ export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutco
         {running && timeline.status && <span className="muted" role="status">{timeline.status}</span>}
         {connection === "reconnecting" && <span className="badge warn" role="status">reconnecting…</span>}
         <span className="grow" />
+        {traceUrl && /^https?:\/\//.test(traceUrl) && <a href={traceUrl} target="_blank" rel="noreferrer noopener">View trace ↗</a>}
         {running && runId && (
           <button className="danger" onClick={stop.stop} disabled={stop.pending}>
             {stop.pending ? "Stopping…" : "Stop"}

@@ -1,6 +1,6 @@
 // One committed turn in the history: the user's message and answer; its steps are replayed on demand.
 import { useState } from "react";
-import { Markdown } from "../../components/Markdown";
+import { Markdown } from "../../components/Lazy";
 import type { Schemas } from "../../lib/api/client";
 import { useRun } from "../../lib/events/useRun";
 import { RunPanel } from "./RunPanel";

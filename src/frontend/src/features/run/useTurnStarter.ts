@@ -13,8 +13,8 @@ export function useTurnStarter() {
     async (sessionId: string | undefined, request: TurnRequest): Promise<{ sessionId: string; runId: string }> => {
       let id = sessionId;
       if (!id) {
-        const title = request.content.trim().split("\n")[0].slice(0, 60);
-        id = (await call(api.POST("/api/v1/sessions", { body: { title } }))).id;
+        // untitled: the server names the session after its first task when the turn is created
+        id = (await call(api.POST("/api/v1/sessions", { body: { title: "" } }))).id;
       }
       const runId = await startTurn({ ...request, session_id: id, idempotency_key: newKey() }, fetchTicket);
       void client.invalidateQueries({ queryKey: ["sessions"] });

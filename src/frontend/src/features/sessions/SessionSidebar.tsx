@@ -1,22 +1,54 @@
-// Session list with search, new, rename and delete. Keyboard: every action is a real button.
-import { useState } from "react";
+// Session list: search, new, grouped by recency (Today, Yesterday, Previous 7 days, Older), rename, and delete
+// with undo (the session disappears at once; the DELETE is sent only when the undo window closes).
+import { useEffect, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { Empty, ErrorView, Loading } from "../../components/States";
-import { useSessionMutations, useSessions, useSessionStates } from "./queries";
 import type { Schemas } from "../../lib/api/client";
+import { useSessionMutations, useSessions, useSessionStates } from "./queries";
+import { groupByRecency } from "./recency";
+
+const UNDO_MS = 6000;
 
 export function SessionSidebar({ activeId }: { activeId?: string }) {
   const [q, setQ] = useState("");
   const sessions = useSessions(q);
   const states = useSessionStates();
-  const { create } = useSessionMutations();
+  const { create, remove } = useSessionMutations();
   const navigate = useNavigate();
   const running = new Set((states.data?.items ?? []).map((s) => s.session_id));
+  const [pending, setPending] = useState<Schemas["SessionOut"] | null>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const commit = (s: Schemas["SessionOut"]) => {
+    remove.mutate(s.id);
+    setPending((p) => (p?.id === s.id ? null : p));
+  };
+  const askDelete = (s: Schemas["SessionOut"]) => {
+    if (timer.current) clearTimeout(timer.current);
+    if (pending) commit(pending);
+    setPending(s);
+    timer.current = setTimeout(() => commit(s), UNDO_MS);
+    if (s.id === activeId) navigate("/app/workspace");
+  };
+  const undo = () => {
+    if (timer.current) clearTimeout(timer.current);
+    setPending(null);
+  };
+  // leaving the page within the undo window still deletes: the user asked for it
+  const pendingRef = useRef(pending);
+  pendingRef.current = pending;
+  useEffect(() => () => {
+    if (timer.current) clearTimeout(timer.current);
+    if (pendingRef.current) remove.mutate(pendingRef.current.id);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
   const newSession = async () => {
     const made = await create.mutateAsync("");
     navigate(`/app/workspace/${made.id}`);
   };
+  const items = (sessions.data?.items ?? []).filter((s) => s.id !== pending?.id);
+  const groups = groupByRecency(items, new Date());
 
   return (
     <aside className="sidebar" aria-label="Sessions">
@@ -26,54 +58,75 @@ export function SessionSidebar({ activeId }: { activeId?: string }) {
         </button>
         <input type="search" placeholder="Search sessions" aria-label="Search sessions" value={q} onChange={(e) => setQ(e.target.value)} />
       </header>
+      {pending && (
+        <div className="flex items-center gap-2 border-b border-line bg-panel-2 px-3 py-1.5 text-[13px]" role="status" data-testid="undo-delete">
+          <span className="min-w-0 grow truncate">Deleted “{pending.title || "Untitled session"}”</span>
+          <button type="button" onClick={undo}>Undo</button>
+        </div>
+      )}
       {sessions.isPending && <Loading />}
       {sessions.error && <ErrorView error={sessions.error} retry={() => void sessions.refetch()} />}
-      {sessions.data && sessions.data.items.length === 0 && <Empty>{q ? "No session matches." : "No sessions yet. Start one."}</Empty>}
-      {sessions.data && sessions.data.items.length > 0 && (
-        <ul className="session-list">
-          {sessions.data.items.map((s) => (
-            <SessionRow key={s.id} session={s} active={s.id === activeId} running={running.has(s.id)} />
+      {sessions.data && items.length === 0 && <Empty>{q ? "No session matches." : "No sessions yet. Start one."}</Empty>}
+      {items.length > 0 && (
+        <div className="session-list">
+          {groups.map(([label, list]) => (
+            <section key={label} aria-label={label}>
+              <h2 className="m-0 px-1.5 pb-0.5 pt-2 text-[11px] font-semibold uppercase tracking-wide text-muted">{label}</h2>
+              <ul className="m-0 list-none p-0">
+                {list.map((s) => (
+                  <SessionRow key={s.id} session={s} active={s.id === activeId} running={running.has(s.id)} onDelete={() => askDelete(s)} />
+                ))}
+              </ul>
+            </section>
           ))}
-        </ul>
+        </div>
       )}
     </aside>
   );
 }
 
-function SessionRow({ session, active, running }: { session: Schemas["SessionOut"]; active: boolean; running: boolean }) {
+function SessionRow({ session, active, running, onDelete }: { session: Schemas["SessionOut"]; active: boolean; running: boolean; onDelete: () => void }) {
   const [editing, setEditing] = useState(false);
-  const [title, setTitle] = useState(session.title);
-  const { rename, remove } = useSessionMutations();
-  const navigate = useNavigate();
   const label = session.title || "Untitled session";
-
-  const save = async () => {
-    await rename.mutateAsync({ id: session.id, title: title.trim() });
-    setEditing(false);
-  };
-  const del = async () => {
-    if (!window.confirm(`Delete “${label}” with its turns and runs?`)) return;
-    await remove.mutateAsync(session.id);
-    if (active) navigate("/app/workspace");
-  };
-
   return (
     <li className={active ? "active" : ""}>
       {editing ? (
-        <form className="session-item" onSubmit={(e) => (e.preventDefault(), void save())}>
-          <input aria-label="Session title" value={title} onChange={(e) => setTitle(e.target.value)} autoFocus
-            onKeyDown={(e) => e.key === "Escape" && setEditing(false)} />
-          <button type="submit">Save</button>
-        </form>
+        <TitleEditor session={session} onDone={() => setEditing(false)} className="session-item" />
       ) : (
         <div className="session-item">
-          <Link to={`/app/workspace/${session.id}`} aria-current={active ? "page" : undefined} title={label}>
+          <Link to={`/app/workspace/${session.id}`} aria-current={active ? "page" : undefined} title={label} onDoubleClick={(e) => (e.preventDefault(), setEditing(true))}>
             {running && <span className="badge ok" aria-label="running">●</span>} {label}
           </Link>
           <button onClick={() => setEditing(true)} aria-label={`Rename ${label}`}>✎</button>
-          <button className="danger" onClick={() => void del()} aria-label={`Delete ${label}`}>✕</button>
+          <button className="danger" onClick={onDelete} aria-label={`Delete ${label}`}>✕</button>
         </div>
       )}
     </li>
+  );
+}
+
+/** Inline title editing: Enter saves, Esc cancels, leaving the field saves. */
+export function TitleEditor({ session, onDone, className }: { session: Schemas["SessionOut"]; onDone: () => void; className?: string }) {
+  const [title, setTitle] = useState(session.title);
+  const { rename } = useSessionMutations();
+  const done = useRef(false);
+  const save = async () => {
+    if (done.current) return;
+    done.current = true;
+    if (title.trim() !== session.title) await rename.mutateAsync({ id: session.id, title: title.trim() });
+    onDone();
+  };
+  return (
+    <form className={className} onSubmit={(e) => (e.preventDefault(), void save())}>
+      <input aria-label="Session title" value={title} onChange={(e) => setTitle(e.target.value)} autoFocus onBlur={() => void save()}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.preventDefault();
+            done.current = true;
+            onDone();
+          }
+        }} />
+      <button type="submit" onMouseDown={(e) => e.preventDefault()}>Save</button>
+    </form>
   );
 }

@@ -1,4 +1,5 @@
 // LLM profiles (test, delete, import from environment) and which profile each role uses.
+import { useState } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { Unavailable } from "../../components/Unavailable";
 import { isMissingEndpoint } from "../../lib/api/errors";
@@ -9,6 +10,7 @@ export function Profiles() {
   const profiles = useProfiles();
   const roles = useRoles();
   const { remove, test, importEnv, bind } = useProfileMutations();
+  const [editing, setEditing] = useState<string | null>(null);
   if (profiles.error && isMissingEndpoint(profiles.error)) return <Unavailable feature="LLM profiles" endpoint="/api/v1/llm-profiles" />;
   const items = profiles.data?.items ?? [];
   return (
@@ -30,6 +32,7 @@ export function Profiles() {
                 <td>{p.api_key_set ? p.api_key_masked : <span className="muted">none</span>}</td><td>{p.roles.join(", ")}</td>
                 <td><div className="row">
                   <button onClick={() => test.mutate(p.id)} aria-label={`Test ${p.name}`}>Test</button>
+                  <button onClick={() => setEditing(p.id)} aria-label={`Edit ${p.name}`}>Edit</button>
                   <button className="danger" onClick={() => window.confirm(`Delete profile ${p.name}?`) && remove.mutate(p.id)} aria-label={`Delete ${p.name}`}>Delete</button>
                 </div></td>
               </tr>
@@ -44,7 +47,11 @@ export function Profiles() {
         </p>
       )}
       {[test.error, remove.error, importEnv.error, bind.error].filter(Boolean).map((e, i) => <ErrorView key={i} error={e} />)}
-      <ProfileForm />
+      {editing && items.find((p) => p.id === editing) ? (
+        <ProfileForm key={editing} editing={items.find((p) => p.id === editing)} onDone={() => setEditing(null)} />
+      ) : (
+        <ProfileForm />
+      )}
       <h3 style={{ fontSize: 14, margin: "8px 0 0" }}>Role bindings</h3>
       {roles.error && <ErrorView error={roles.error} />}
       {roles.data && (
@@ -55,8 +62,8 @@ export function Profiles() {
               <tr key={r.role}>
                 <td>{r.role}</td>
                 <td>
-                  <select aria-label={`Profile for ${r.role}`} value={r.binding?.profile_id ?? ""} disabled={items.length === 0}
-                    onChange={(e) => e.target.value && bind.mutate({ [r.role]: { profile_id: e.target.value } })}>
+                  <select aria-label={`Profile for ${r.role}`} value={r.binding?.profile_id ?? ""} disabled={items.length === 0 && !r.binding}
+                    onChange={(e) => bind.mutate({ [r.role]: e.target.value ? { profile_id: e.target.value } : null })}>
                     <option value="">(environment / fallback)</option>
                     {items.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
                   </select>

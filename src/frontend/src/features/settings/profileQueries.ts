@@ -15,6 +15,11 @@ export function useProfileMutations() {
   const refresh = () => client.invalidateQueries({ queryKey: ["llm"] });
   return {
     create: useMutation({ mutationFn: (body: Schemas["ProfileCreate"]) => call(api.POST("/api/v1/llm-profiles", { body })), onSuccess: refresh }),
+    update: useMutation({
+      mutationFn: ({ id, body }: { id: string; body: Schemas["ProfileUpdate"] }) =>
+        call(api.PATCH("/api/v1/llm-profiles/{profile_id}", { params: { path: { profile_id: id } }, body })),
+      onSuccess: refresh,
+    }),
     remove: useMutation({
       mutationFn: (id: string) => call(api.DELETE("/api/v1/llm-profiles/{profile_id}", { params: { path: { profile_id: id } } })),
       onSuccess: refresh,

@@ -1,6 +1,6 @@
 // Shows a workspace file by kind: Markdown, JSON (pretty, highlighted), images, or plain text; with download.
-import { CodeBlock } from "../../components/CodeBlock";
-import { Markdown } from "../../components/Markdown";
+import { CodeBlock } from "../../components/Lazy";
+import { Markdown } from "../../components/Lazy";
 import { saveBlob, type Schemas } from "../../lib/api/client";
 
 const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };

@@ -30,6 +30,19 @@ describe("run tree", () => {
     expect(kids(tree, deep[0].id).filter((n) => n.kind === "iteration")).toHaveLength(2);
   });
 
+  it("puts each agent's own LM calls first in the iteration they generate, with their tokens", () => {
+    const lms = Object.values(tree.nodes).filter((n) => n.kind === "lm");
+    expect(lms.length).toBeGreaterThanOrEqual(10); // 2 root + 2 per child (4 children) + sub-LM calls are not separate
+    for (const n of lms) {
+      const parent = tree.nodes[n.parent!];
+      expect(parent.kind).toBe("iteration");
+      expect(parent.children[0]).toBe(n.id);
+      expect(n.tokensIn).toBeGreaterThan(0);
+    }
+    const iteration = tree.nodes[lms[0].parent!];
+    expect(iteration.tokensIn).toBeGreaterThanOrEqual(lms[0].tokensIn);
+  });
+
   it("groups a batch's sub-LM calls and sums their tokens upwards", () => {
     const batches = Object.values(tree.nodes).filter((n) => n.kind === "batch");
     expect(batches).toHaveLength(3);

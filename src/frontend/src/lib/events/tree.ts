@@ -5,7 +5,7 @@
 // that opened the node (stable, used in deep links: ?node=<seq>); a batch is "b<seq>" of its first call.
 import type { FleetEvent } from "../api/events.gen";
 
-export type NodeKind = "run" | "iteration" | "code" | "output" | "tool" | "sub_lm" | "batch" | "child" | "event";
+export type NodeKind = "run" | "iteration" | "lm" | "code" | "output" | "tool" | "sub_lm" | "batch" | "child" | "event";
 export type NodeStatus = "running" | "ok" | "failed" | "warn" | "cancelled";
 
 export interface TreeNode {
@@ -46,6 +46,8 @@ interface Agent {
   code: string | null;
   lastTs: number;
   openTools: string[];
+  /** lm_call events for an iteration whose node does not exist yet (the call precedes its reasoning). */
+  pendingLm: Extract<FleetEvent, { type: "lm_call" }>[];
 }
 
 const END_STATUS: Record<string, NodeStatus> = {
@@ -69,6 +71,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
   let t0 = 0;
   let tLast = 0;
   let finished = false;
+  const fixed = new Set<string>(); // nodes whose totals were reported (usage), not summed
 
   const add = (e: FleetEvent, kind: NodeKind, parent: string | null, title: string, extra: Partial<TreeNode> = {}, prefix = ""): TreeNode => {
     const ts = Date.parse(e.ts);
@@ -92,7 +95,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
     n.events = [];
     rootId = n.id;
     t0 = n.start;
-    agents.root = { node: n.id, depth: 0, iter: null, iterNo: null, code: null, lastTs: n.start, openTools: [] };
+    agents.root = { node: n.id, depth: 0, iter: null, iterNo: null, code: null, lastTs: n.start, openTools: [], pendingLm: [] };
     return rootId;
   };
   const agentOf = (e: FleetEvent): Agent => {
@@ -114,6 +117,16 @@ export function buildTree(events: FleetEvent[]): RunTree {
     a.iterNo = no;
     a.code = null;
     a.openTools = [];
+    const mine = a.pendingLm.filter((c) => c.iteration === no);
+    a.pendingLm = a.pendingLm.filter((c) => c.iteration !== no);
+    for (const c of mine) addLm(c, n.id);
+  };
+  const addLm = (e: Extract<FleetEvent, { type: "lm_call" }>, parent: string) => {
+    const ts = Date.parse(e.ts);
+    add(e, "lm", parent, `LM · ${e.role}`, {
+      subtitle: `${e.model}${e.cached ? " · cached" : ""}`,
+      status: e.ok ? "ok" : "failed", start: ts - e.latency_ms, end: ts, tokensIn: e.tokens_in, tokensOut: e.tokens_out, costUsd: e.cost_usd,
+    });
   };
 
   const sorted = [...events].sort((x, y) => x.seq - y.seq);
@@ -188,6 +201,10 @@ export function buildTree(events: FleetEvent[]): RunTree {
         }
         const title = e.batch_id ? `Sub-LM #${(e.batch_index ?? 0) + 1}` : `Sub-LM (${e.role})`;
         calls[e.call_id] = add(e, "sub_lm", parent, title, { ref: e.call_id, subtitle: firstLine(e.prompt_preview) }).id;
+        if (e.batch_id) {
+          const index = (id: string) => { const s0 = nodes[id].events[0]; return s0.type === "sub_lm_start" ? (s0.batch_index ?? 0) : 0; };
+          nodes[parent].children.sort((x, y) => index(x) - index(y));
+        }
         break;
       }
       case "sub_lm_end": {
@@ -209,9 +226,23 @@ export function buildTree(events: FleetEvent[]): RunTree {
         }
         break;
       }
+      case "lm_call": {
+        const sub = e.sub_call_id ? calls[e.sub_call_id] : undefined;
+        if (sub) {
+          const n = nodes[sub];
+          n.events.push(e);
+          if (!n.tokensIn && !n.tokensOut) {
+            n.tokensIn = e.tokens_in;
+            n.tokensOut = e.tokens_out;
+          }
+          n.costUsd = e.cost_usd;
+        } else if (e.iteration > 0 && a.iterNo !== e.iteration) a.pendingLm.push(e);
+        else addLm(e, e.iteration > 0 && a.iter ? a.iter : container(a));
+        break;
+      }
       case "child_start": {
         const n = add(e, "child", container(a), `Child RLM · depth ${e.child_depth}`, { ref: e.child_id, subtitle: firstLine(e.task_preview), agentDepth: e.child_depth });
-        agents[e.child_id] = { node: n.id, depth: e.child_depth, iter: null, iterNo: null, code: null, lastTs: ts, openTools: [] };
+        agents[e.child_id] = { node: n.id, depth: e.child_depth, iter: null, iterNo: null, code: null, lastTs: ts, openTools: [], pendingLm: [] };
         break;
       }
       case "child_end": {
@@ -227,6 +258,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
           n.tokensIn = e.usage.tokens_in;
           n.tokensOut = e.usage.tokens_out;
           n.costUsd = e.usage.cost_usd;
+          fixed.add(n.id);
         }
         break;
       }
@@ -235,6 +267,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
         r.tokensIn = e.tokens_in;
         r.tokensOut = e.tokens_out;
         r.costUsd = e.cost_usd;
+        fixed.add(r.id);
         break;
       }
       case "final":
@@ -282,25 +315,30 @@ export function buildTree(events: FleetEvent[]): RunTree {
     // usage and status events are bookkeeping: they must not stretch the span of the step before them
     if (e.type !== "usage" && e.type !== "status") a.lastTs = Math.max(a.lastTs, ts);
   }
-  if (rootId) sumTokens(nodes, rootId);
+  for (const a of Object.values(agents)) for (const c of a.pendingLm) addLm(c, a.iter ?? a.node);
+  if (rootId) sumTokens(nodes, rootId, fixed);
   return { nodes, rootId, t0, tLast, finished };
 }
 
-/** Nodes without their own totals (iterations, tools, batches, children without usage) sum their subtree. */
-function sumTokens(nodes: Record<string, TreeNode>, id: string): [number, number] {
+/** Totals roll up: a span's tokens and cost are its own plus its children's. The run (usage event) and a child
+ *  RLM that reported usage keep their reported totals, which already include everything below them. */
+function sumTokens(nodes: Record<string, TreeNode>, id: string, fixed: Set<string>): [number, number, number | null] {
   const n = nodes[id];
   let tin = 0;
   let tout = 0;
+  let usd: number | null = null;
   for (const c of n.children) {
-    const [i, o] = sumTokens(nodes, c);
+    const [i, o, d] = sumTokens(nodes, c, fixed);
     tin += i;
     tout += o;
+    if (d !== null) usd = (usd ?? 0) + d;
   }
-  if (n.tokensIn === 0 && n.tokensOut === 0) {
-    n.tokensIn = tin;
-    n.tokensOut = tout;
+  if (!fixed.has(id)) {
+    n.tokensIn += tin;
+    n.tokensOut += tout;
+    if (usd !== null) n.costUsd = (n.costUsd ?? 0) + usd;
   }
-  return [n.tokensIn, n.tokensOut];
+  return [n.tokensIn, n.tokensOut, n.costUsd];
 }
 
 export interface Row {

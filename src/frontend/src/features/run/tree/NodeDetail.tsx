@@ -1,7 +1,7 @@
 // What one tree node did, in full: the cell's code and output, a tool call's arguments and result, a sub-LM
 // call's prompt and response, a child's task and answer, errors, timing, tokens, and the raw events.
 import type { ReactNode } from "react";
-import { CodeBlock } from "../../../components/CodeBlock";
+import { CodeBlock } from "../../../components/Lazy";
 import type { FleetEvent } from "../../../lib/api/events.gen";
 import type { RunTree, TreeNode } from "../../../lib/events/tree";
 import { cost, duration, tokens } from "../format";
@@ -69,6 +69,17 @@ function Body({ node, tree }: { node: TreeNode; tree: RunTree }) {
           {start && <Field label="Prompt"><Text text={start.prompt_preview} /></Field>}
           {end && (end.ok ? <Field label="Response"><Text text={end.response_preview} /></Field> : <Field label="Error"><Text text={end.error ?? "failed"} /></Field>)}
           {end && <p className="muted">{end.tokens_in + end.tokens_out ? `${tokens(end.tokens_in)} in · ${tokens(end.tokens_out)} out tokens` : "tokens not reported"} · {duration(end.latency_ms)}</p>}
+        </>
+      );
+    }
+    case "lm": {
+      const call = of(ev, "lm_call")[0];
+      if (!call) return null;
+      return (
+        <>
+          <p className="muted">{call.model} · role {call.role}{call.cached ? " · answered from the cache" : ""}{call.iteration ? ` · generates iteration ${call.iteration}` : ""}</p>
+          <Field label="Prompt (newest message)"><Text text={call.prompt_preview} /></Field>
+          {call.ok ? <Field label="Response"><Text text={call.response_preview} /></Field> : <Field label="Error"><Text text={call.error ?? "failed"} /></Field>}
         </>
       );
     }

@@ -4,6 +4,7 @@ import { Background, Controls, ReactFlow, type Edge, type Node } from "@xyflow/r
 import "@xyflow/react/dist/style.css";
 import { useMemo } from "react";
 import type { RunTree, TreeNode } from "../../../lib/events/tree";
+import { useTheme } from "../../../lib/theme";
 import { duration } from "../format";
 
 const W = 190;
@@ -25,6 +26,7 @@ function agents(tree: RunTree): { node: TreeNode; parent: string | null }[] {
 const COLOR: Record<TreeNode["status"], string> = { running: "var(--accent)", ok: "var(--ok)", failed: "var(--err)", warn: "var(--warn)", cancelled: "var(--muted)" };
 
 export default function RecursionGraph({ tree, selected, onSelect }: { tree: RunTree; selected: string | null; onSelect: (id: string) => void }) {
+  const { resolved } = useTheme();
   const { nodes, edges } = useMemo(() => {
     const list = agents(tree);
     const kids: Record<string, string[]> = {};
@@ -58,7 +60,7 @@ export default function RecursionGraph({ tree, selected, onSelect }: { tree: Run
   return (
     <div className="h-[22rem] rounded-lg border border-line bg-panel" data-testid="recursion-graph">
       <ReactFlow nodes={nodes} edges={edges} fitView nodesDraggable={false} nodesConnectable={false} onNodeClick={(_, n) => onSelect(n.id)}
-        proOptions={{ hideAttribution: true }} colorMode="system">
+        proOptions={{ hideAttribution: true }} colorMode={resolved}>
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>

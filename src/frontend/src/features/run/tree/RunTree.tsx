@@ -11,7 +11,7 @@ import { useNow } from "../useNow";
 const ROW = 30;
 
 const KIND_LABEL: Record<TreeNode["kind"], string> = {
-  run: "run", iteration: "iter", code: "cell", output: "out", tool: "tool", sub_lm: "LM", batch: "batch", child: "RLM", event: "·",
+  run: "run", iteration: "iter", lm: "LM", code: "cell", output: "out", tool: "tool", sub_lm: "LM", batch: "batch", child: "RLM", event: "·",
 };
 const BAR: Record<TreeNode["status"], string> = {
   running: "bg-accent animate-pulse", ok: "bg-ok", failed: "bg-err", warn: "bg-warn", cancelled: "bg-muted",
