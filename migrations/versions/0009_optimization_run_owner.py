@@ -1,7 +1,7 @@
 """optimization_runs.owner and heartbeat_at: optimization runs are jobs like turns (claimed, beating, swept)
 
 Revision ID: 0009
-Revises: 0008
+Revises: 0007
 Create Date: 2026-12-02 00:10:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0008"
+down_revision: str | Sequence[str] | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
