@@ -48,9 +48,7 @@ def render(report: dict[str, Any]) -> None:
 
 
 def replay(
-    run_ids: list[str] = typer.Argument(
-        None, metavar="[RUN_ID]...", help="Runs to replay (or to save with --save-set)."
-    ),
+    run_ids: list[str] = typer.Argument(None, metavar="RUN_ID", help="Runs to replay (or to save with --save-set)."),
     program_version: str | None = typer.Option(
         None, "--program-version", help="Replay with this saved program version instead of the recorded one."
     ),
