@@ -122,7 +122,18 @@ def test_mcp_needs_the_api_token_and_isolates_users(base_url: str, secured: Sett
     rebound = httpx2.post(f"{base_url}/mcp", json=ping, headers={**auth, "Host": "evil.example"})
     assert rebound.status_code == 421 and rebound.json()["error"]["code"] == "host_not_allowed"
 
-    alice, bob = mint_token(secured, "alice"), mint_token(secured, "bob")
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    opened = httpx2.post(f"{base_url}/mcp", json=init, headers=auth)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    as_bob = {**auth, "Authorization": f"Bearer {bob}", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+    hijack = httpx2.post(f"{base_url}/mcp", json={**ping, "id": 2}, headers=as_bob)
+    assert hijack.status_code == 404  # alice's MCP session does not exist for bob's token
 
     async def scenario() -> tuple[Any, MCPError, MCPError]:
         async with connect(base_url, alice) as client:
@@ -140,3 +151,32 @@ def test_mcp_needs_the_api_token_and_isolates_users(base_url: str, secured: Sett
     assert mine.structured_content["items"] == []
     assert foreign.data["code"] == "not_found" and foreign.code == -32002
     assert empty.data["code"] == "empty_task"
+
+
+def test_cancel_run_stops_a_running_task(base_url: str, secured: Settings, lm: FakeLMServer) -> None:
+    lm.latency_s = 20.0  # the model call hangs until the run is cancelled
+    token = mint_token(secured, "carol")
+
+    async def scenario() -> tuple[MCPError, Any]:
+        started = asyncio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        async with connect(base_url, token) as runner, connect(base_url, token) as other:
+            call = asyncio.create_task(
+                runner.call_tool(
+                    "run_task", {"task": "slow one", "execution_mode": "direct"}, progress_callback=on_progress
+                )
+            )
+            await asyncio.wait_for(started.wait(), 60)
+            sessions = (await other.call_tool("list_sessions", {})).structured_content
+            run_id = sessions["items"][0]["last_run_id"]
+            state = await other.call_tool("cancel_run", {"run_id": run_id})
+            with pytest.raises(MCPError) as ended:
+                await asyncio.wait_for(call, 60)
+        return ended.value, state
+
+    ended, state = asyncio.run(scenario())
+    assert state.structured_content["cancel_requested"] is True
+    assert ended.data["code"] == "run_cancelled" and ended.data["details"]["run_id"]
