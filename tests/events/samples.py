@@ -39,6 +39,14 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "reasoning": {"text": "Look at the headers first.", "iteration": 1},
     "code": {"code": "print(len(context))", "iteration": 1},
     "output": {"stream": "stdout", "text": "250000\n", "omitted_chars": 0, "iteration": 1},
+    "repl_variables": {
+        "variables": [
+            {"name": "x", "type": "list", "size": 3, "preview": "[1, 2, 3]", "input": False},
+            {"name": "context", "type": "str", "size": 250000, "preview": "'chapter one…'", "input": True},
+        ],
+        "omitted": 0,
+        "iteration": 1,
+    },
     "tool_call": {"call_id": "tc1", "name": "search", "args": {"q": "dspy", "limit": 3}},
     "tool_result": {"call_id": "tc1", "name": "search", "ok": False, "error": "timeout", "latency_ms": 10},
     "sub_lm_start": {

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from fleet_rlm.events.base import EventBase, JsonDict
+from fleet_rlm.events.base import EventBase, JsonDict, Payload
 from fleet_rlm.events.results import UsageTotals
 
 
@@ -39,6 +39,25 @@ class Output(EventBase):
     @property
     def truncated(self) -> bool:
         return self.omitted_chars > 0
+
+
+class ReplVariable(Payload):
+    """One user-visible global of the REPL (modules, functions, classes, `_` names and tools are left out)."""
+
+    name: str = Field(description="The variable's name.")
+    type: str = Field(description="Its type's name, e.g. `list`, `DataFrame`.")
+    size: int | None = Field(default=None, ge=0, description="len() (bytes for bytes-like); None when unsized.")
+    preview: str = Field(description="Start of its repr (~120 chars); `<T: repr timed out>` when repr misbehaved.")
+    input: bool = Field(default=False, description="True for a turn input the host put into the REPL.")
+
+
+class ReplVariables(EventBase):
+    """The REPL's state after a cell: its user-visible globals (the last 50 defined), sent after `output`."""
+
+    type: Literal["repl_variables"] = "repl_variables"
+    variables: list[ReplVariable] = Field(default_factory=list, description="The globals, in definition order.")
+    omitted: int = Field(default=0, ge=0, description="Further visible globals left out of the report.")
+    iteration: int = Field(default=0, ge=0, description="RLM iteration of the cell.")
 
 
 class ToolCall(EventBase):

@@ -35,6 +35,7 @@ from fleet_rlm.events.steps import (
     LMCall,
     Output,
     Reasoning,
+    ReplVariables,
     SubLMEnd,
     SubLMStart,
     ToolCall,
@@ -53,6 +54,7 @@ Event = Annotated[
     | Reasoning
     | Code
     | Output
+    | ReplVariables
     | ToolCall
     | ToolResult
     | SubLMStart
@@ -88,6 +90,7 @@ EVENT_CLASSES: tuple[type[EventBase], ...] = (
     Reasoning,
     Code,
     Output,
+    ReplVariables,
     ToolCall,
     ToolResult,
     SubLMStart,

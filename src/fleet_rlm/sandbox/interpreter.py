@@ -30,6 +30,7 @@ from fleet_rlm.errors import FleetError
 from fleet_rlm.sandbox.bridge import HostBridge
 from fleet_rlm.sandbox.local import LocalBackend
 from fleet_rlm.sandbox.options import SandboxOptions
+from fleet_rlm.sandbox.repl_globals import ReplGlobals, parse_globals
 from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class SandboxInterpreter:
         self._setup_cells: list[tuple[str, dict[str, Any]]] = []
         self._resets = 0
         self._ended = False
+        self.last_globals: ReplGlobals | None = None
+        """The REPL's user-visible globals after the last cell (transcript hosts only; None after a reset)."""
 
     @property
     def execution_instructions(self) -> str:
@@ -203,6 +206,7 @@ class SandboxInterpreter:
 
     def _run(self, session: WorkerSession, code: str, variables: dict[str, Any]) -> CellResult:
         self._bridge.bind_context(contextvars.copy_context())
+        self.last_globals = None
         try:
             result = session.run_cell(
                 code,
@@ -211,9 +215,11 @@ class SandboxInterpreter:
                 output_fields=self.output_fields,
                 on_call=lambda frame: self._bridge.dispatch(frame, session.send),
                 want_value=self.returns == "value",
+                want_globals=self.returns == "transcript" and FACADE_TOKEN_VAR not in variables,
             )
         except WorkerLost as lost:
             self._replace_after(lost)
+        self.last_globals = parse_globals(result.header)
         fatal, self._bridge.fatal = self._bridge.fatal, None
         if fatal is not None:
             raise fatal

@@ -37,7 +37,11 @@ from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
 from fleet_rlm.sandbox.transport import PipeTransport
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
-WORKER_SIBLINGS = ("worker_capture.py", "worker_procs.py")  # stdlib-only modules worker.py loads from its own directory
+WORKER_SIBLINGS = (
+    "worker_capture.py",
+    "worker_globals.py",
+    "worker_procs.py",
+)  # stdlib-only modules worker.py loads from its own directory
 GUEST_WORKER = "/opt/fleet/worker.py"
 SANDBOX_UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()

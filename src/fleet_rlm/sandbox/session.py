@@ -135,6 +135,7 @@ class WorkerSession:
         on_call: Callable[[Frame], None],
         timeout_s: float | None = None,
         want_value: bool = True,
+        want_globals: bool = False,
     ) -> CellResult:
         if self._dead:
             raise WorkerLost("the sandbox was already lost")
@@ -148,6 +149,7 @@ class WorkerSession:
             "outputs": output_fields,
             "output_limit": self.options.output_max_chars,
             "value": want_value,  # whether the worker sends the last expression's JSON value (see worker.py)
+            "globals": want_globals,  # whether it reports the REPL's user-visible globals (worker_globals.py)
             **fields,
         }
         try:

@@ -43,6 +43,7 @@ Capture, hide_fd, reopen_std_fds, text_stream = (
     _capture.reopen_std_fds,
     _capture.text_stream,
 )
+_globals = _sibling("worker_globals")
 
 PREFIX = struct.Struct(">II")
 MAX_FRAME = 1 << 31
@@ -133,12 +134,14 @@ class Worker:
         self.commands: queue.Queue = queue.Queue()
         self.pending, self.pending_lock, self.call_ids = {}, threading.Lock(), itertools.count(1)
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
+        self.report_globals = False
         self.cell_lock, self.cell_active, self.interrupt_requested = threading.Lock(), False, False
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.capture = Capture()
         self.namespace.update(_workspace_names(workspace, context))
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
+        self.hidden = frozenset(self.namespace)  # the worker's own names: never reported as REPL state
         signal.signal(signal.SIGINT, self._on_sigint)
 
     # --- incoming frames -----------------------------------------------------------------------------------
@@ -265,6 +268,7 @@ class Worker:
         filename = f"{CELL_PREFIX}{self.cell_no}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         result = {"t": "done", "id": header.get("id"), "cell": self.cell_no}
+        self.report_globals = bool(header.get("globals"))
         with self.capture.start(int(header.get("output_limit", 20000))) as capture:
             with self.cell_lock:
                 self.cell_active = True
@@ -285,8 +289,14 @@ class Worker:
 
     def _report(self, result, capture):
         """The `done` frame of a finished cell: the one place its report is built (kind, error or value fields
-        from `run_cell`, then what it printed). Add further per-cell facts here."""
+        from `run_cell`, then what it printed, then the REPL's user-visible globals when the host asked for them
+        (worker_globals: bounded, and a hostile __repr__ is time-limited). Add further per-cell facts here."""
         result["output"], result["omitted"] = capture.text()
+        if self.report_globals:
+            names = set(self.tool_names)
+            result["globals"], result["globals_omitted"] = _globals.snapshot(
+                self.namespace, self.hidden | names, self.inputs
+            )
         return result
 
     def _exec(self, code, filename, want_value):

@@ -1,8 +1,8 @@
 """`ObservedInterpreter`: a CodeInterpreter decorator around the sandbox's interpreter.
 
-Around each RLM cell it emits `code` (before) and `output` (after), checks the turn's stop signal, interrupts
-the running cell when the turn stops, installs the turn's own llm_query/llm_query_batched (events + shared
-budget) over the ones dspy.RLM generates, and scans artifacts/ afterwards. Setup cells (dspy's facade
+Around each RLM cell it emits `code` (before), `output` and `repl_variables` (after), checks the turn's stop
+signal, interrupts the running cell when the turn stops, installs the turn's own llm_query/llm_query_batched
+(events + shared budget) over the ones dspy.RLM generates, and scans artifacts/ afterwards. Setup cells (dspy's facade
 install) pass through silently. `ObservedFactory` is the zero-argument factory handed to `dspy.RLM`.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 from dspy.primitives.facade import HOST_TOKEN_VAR
 
-from fleet_rlm.events import Code, Output, SandboxReset
+from fleet_rlm.events import Code, Output, ReplVariable, ReplVariables, SandboxReset
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.progress import Progress
@@ -131,10 +131,19 @@ class ObservedInterpreter:
         if text:
             kept, omitted = cut(text, self.control.limits.max_output_chars)
             self.emitter.emit(Output, stream=stream, text=kept, omitted_chars=omitted, iteration=self.iteration)
+        self._report_globals()
         if self.watcher is not None:
             self.watcher.scan(self.emitter)
         if self.on_iteration is not None:
             self.on_iteration(self.iteration)
+
+    def _report_globals(self) -> None:
+        """The REPL's user-visible globals after the cell, when the sandbox reported them (ours does)."""
+        report = getattr(self.inner, "last_globals", None)
+        if report is None:
+            return
+        variables = [ReplVariable(**item.to_dict()) for item in report.variables]
+        self.emitter.emit(ReplVariables, variables=variables, omitted=report.omitted, iteration=self.iteration)
 
     def _interrupt(self) -> None:
         if not self._running.is_set():

@@ -15,6 +15,7 @@ export type FleetEvent =
   | Reasoning
   | Code
   | Output
+  | ReplVariables
   | ToolCall
   | ToolResult
   | SubLMStart
@@ -592,6 +593,81 @@ export interface Output {
    */
   ts: string;
   type: "output";
+}
+/**
+ * The REPL's state after a cell: its user-visible globals (the last 50 defined), sent after `output`.
+ */
+export interface ReplVariables {
+  /**
+   * Who emitted it: `root`, `child:{child_id}`, `router`, `tools` or `runner`.
+   */
+  actor: string;
+  /**
+   * Recursion depth of the actor: 0 root, 1 child, ...
+   */
+  depth: number;
+  /**
+   * Unique id of this event (hex uuid).
+   */
+  id: string;
+  /**
+   * RLM iteration of the cell.
+   */
+  iteration: number;
+  /**
+   * Further visible globals left out of the report.
+   */
+  omitted: number;
+  /**
+   * Id of the enclosing step or child (e.g. the child_id of a child's events).
+   */
+  parent_id: string | null;
+  /**
+   * Run this event belongs to.
+   */
+  run_id: string;
+  /**
+   * Position in the run's event log: dense and monotonic per run, assigned when persisted (0 means not yet persisted).
+   */
+  seq: number;
+  /**
+   * Session the run belongs to.
+   */
+  session_id: string;
+  /**
+   * When it happened (UTC, ISO 8601).
+   */
+  ts: string;
+  type: "repl_variables";
+  /**
+   * The globals, in definition order.
+   */
+  variables: ReplVariable[];
+}
+/**
+ * One user-visible global of the REPL (modules, functions, classes, `_` names and tools are left out).
+ */
+export interface ReplVariable {
+  /**
+   * True for a turn input the host put into the REPL.
+   */
+  input: boolean;
+  /**
+   * The variable's name.
+   */
+  name: string;
+  /**
+   * Start of its repr (~120 chars); `<T: repr timed out>` when repr misbehaved.
+   */
+  preview: string;
+  /**
+   * len() (bytes for bytes-like); None when unsized.
+   */
+  size: number | null;
+  /**
+   * Its type's name, e.g. `list`, `DataFrame`.
+   */
+  type: string;
 }
 /**
  * A host tool is being called (ReAct tools, or a tool called from REPL code).
