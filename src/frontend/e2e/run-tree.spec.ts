@@ -2,7 +2,7 @@
 // links, the recursion graph, Stop from a scrolled timeline, a partial run, and the 390 px layout.
 import AxeBuilder from "@axe-core/playwright";
 import { expect, newSessionWithTask, state, test } from "./fixtures";
-import { FAN_OUT_ANSWER, FAN_OUT_TASK, LOOP_TASK } from "./scenarios";
+import { FAIL_TASK, FAN_OUT_ANSWER, FAN_OUT_TASK, LOOP_TASK } from "./scenarios";
 
 async function setOverrides(body: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${state().baseUrl}/api/v1/runtime/settings`, {
@@ -94,6 +94,7 @@ test("a run stopped by a limit is partial (amber, the limit named), not done", a
     await expect(run.getByTestId("partial-reason")).toContainText("the LM call limit");
     await expect(run.getByTestId("cost")).toHaveText(/^\$/);
     await expect(run.getByRole("button", { name: "Retry" })).toBeVisible();
+    await run.getByTestId("run-phase").scrollIntoViewIfNeeded();
     await shot("run-partial");
   } finally {
     await setOverrides({ max_llm_calls: null });
@@ -113,4 +114,32 @@ test("390 px: the workspace and the run tree fit without horizontal scrolling", 
     expect(scroll, `horizontal scroll on ${path || "workspace"}`).toBeLessThanOrEqual(width);
     if (!path) await shot("workspace-390");
   }
+});
+
+test("a failed turn keeps the task in the composer and Retry starts a new run", async ({ page, shot }) => {
+  await newSessionWithTask(page, FAIL_TASK, "rlm");
+  const run = page.getByTestId("run-panel").last();
+  await expect(run).toHaveAttribute("data-outcome", "failed", { timeout: 45_000 });
+  await expect(run.getByRole("alert").first()).toContainText("lm_bad_request");
+  await expect(page.getByRole("textbox", { name: /^Task/ })).toHaveValue(FAIL_TASK);
+  await expect(page.getByRole("combobox", { name: "Mode" })).toHaveValue("rlm");
+  await shot("run-failed-retry");
+  const sessionId = /workspace\/(\w+)/.exec(page.url())![1];
+  await run.getByRole("button", { name: "Retry" }).click();
+  await expect.poll(async () => {
+    const turns = await (await fetch(`${state().baseUrl}/api/v1/sessions/${sessionId}/turns`)).json();
+    return turns.total as number;
+  }, { timeout: 30_000 }).toBe(2);
+  await expect(page.getByTestId("run-panel").last()).toHaveAttribute("data-outcome", "failed", { timeout: 45_000 });
+  // the mode chosen for this session survives a reload
+  await page.reload();
+  await expect(page.getByRole("combobox", { name: "Mode" })).toHaveValue("rlm");
+});
+
+test("an unknown page under /app says so instead of showing the workspace", async ({ page }) => {
+  await page.goto("/app/no-such-page");
+  await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();
+  await expect(page.getByText("/app/no-such-page")).toBeVisible();
+  await page.getByRole("link", { name: "Workspace" }).last().click();
+  await expect(page).toHaveURL(/\/app\/workspace$/);
 });

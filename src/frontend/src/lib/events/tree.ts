@@ -282,7 +282,8 @@ export function buildTree(events: FleetEvent[]): RunTree {
         const status = END_STATUS[e.type];
         nodes[root].events.push(e);
         for (const n of Object.values(nodes)) if (n.end === null) close(n.id, ts, status === "ok" ? "ok" : status);
-        nodes[root].status = status;
+        // a budget or the time limit stopped it: the run is partial, drawn amber like its budget marker
+        nodes[root].status = e.type === "turn_finished" && e.outcome === "partial" ? "warn" : status;
         break;
       }
       case "route_decision":
