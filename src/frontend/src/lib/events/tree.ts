@@ -110,7 +110,9 @@ export function buildTree(events: FleetEvent[]): RunTree {
     if (a.iterNo === no && a.iter) return;
     close(a.code, a.lastTs);
     close(a.iter, a.lastTs);
-    const start = a.lastTs;
+    const calls = a.pendingLm.filter((c) => c.iteration === no);
+    // the iteration begins with the LM call that generated it (which may start before the last cell's end)
+    const start = Math.min(a.lastTs, ...calls.map((c) => Date.parse(c.ts) - c.latency_ms));
     const n = add(e, "iteration", a.node, `Iteration ${no}`, { start }, e.type === "reasoning" ? "" : "i");
     n.events = [];
     a.iter = n.id;
@@ -313,8 +315,9 @@ export function buildTree(events: FleetEvent[]): RunTree {
       default:
         break;
     }
-    // usage and status events are bookkeeping: they must not stretch the span of the step before them
-    if (e.type !== "usage" && e.type !== "status") a.lastTs = Math.max(a.lastTs, ts);
+    // usage, status and lm_call events must not stretch the span of the step before them (an LM call belongs
+    // to the iteration it generates)
+    if (e.type !== "usage" && e.type !== "status" && e.type !== "lm_call") a.lastTs = Math.max(a.lastTs, ts);
   }
   for (const a of Object.values(agents)) for (const c of a.pendingLm) addLm(c, a.iter ?? a.node);
   if (rootId) sumTokens(nodes, rootId, fixed);
