@@ -16,7 +16,7 @@ from fleet_rlm.config import McpServerSpec, Settings
 from fleet_rlm.store.models import McpServer
 from fleet_rlm.testing import FakeLMServer
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 
 from .isolation import assert_error, bearer, new_session, on_app, token_settings
 

@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
 from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.datasets import to_jsonl
 from fleet_rlm.testing import FakeLMServer
-from tests.api.test_turns import new_session, run_turn
+from tests.helpers import fake_lm_settings, new_session, run_turn
 from tests.optimize.fakes import TAUGHT, direct_rows, teaching_lm
 
 API = "/api/v1/optimization"
@@ -26,25 +25,6 @@ API = "/api/v1/optimization"
 def lm() -> Iterator[FakeLMServer]:
     with teaching_lm() as server:
         yield server
-
-
-def make_client(settings: Settings, lm: FakeLMServer) -> TestClient:
-    configured = settings.model_copy(
-        update={
-            "lm_model": lm.model,
-            "lm_api_base": lm.base_url,
-            "lm_api_key": SecretStr("fake"),
-            "sandbox_pool_size": 0,
-            "run_heartbeat_s": 0.5,
-        }
-    )
-    return TestClient(create_app(configured))
-
-
-@pytest.fixture
-def client(settings: Settings, lm: FakeLMServer) -> Iterator[TestClient]:
-    with make_client(settings, lm) as test_client:
-        yield test_client
 
 
 def upload(client: TestClient, rows: list[dict[str, Any]], name: str = "squares", module: str = "direct") -> str:
@@ -163,7 +143,7 @@ def test_dataset_from_feedback(client: TestClient) -> None:
 def test_cancel_stops_the_run(settings: Settings) -> None:
     with teaching_lm() as slow:
         slow.latency_s = 0.3
-        with make_client(settings, slow) as client:
+        with TestClient(create_app(fake_lm_settings(settings, slow))) as client:
             dataset_id = upload(client, direct_rows(10))
             run_id = start_run(client, dataset_id, auto="light")
             cancelled = client.post(f"{API}/runs/{run_id}/cancel").json()

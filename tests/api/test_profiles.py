@@ -32,12 +32,6 @@ def app_settings(settings: Settings) -> Settings:
     return token_settings(settings, sandbox_pool_size=0, lm_timeout_s=10, lm_num_retries=0, allow_private_lm_bases=True)
 
 
-@pytest.fixture
-def client(app_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(app_settings)) as test_client:
-        yield test_client
-
-
 def make_profile(client: TestClient, headers: dict[str, str], lm: FakeLMServer, **extra: object) -> dict:
     body = {"name": "fake", "model": lm.model, "api_base": lm.base_url, "api_key": KEY, **extra}
     response = client.post("/api/v1/llm-profiles", json=body, headers=headers)

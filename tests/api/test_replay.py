@@ -13,12 +13,11 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import text
 
-from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import programs as programs_repo
 from fleet_rlm.testing import FakeLMServer, rlm_step, rlm_submit, sub_lm_rule
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 from tests.runtime.test_recursion import child_rule
 
 PROFILE_KEY = "sk-profile-SECRET-0123456789abcdef"
@@ -47,12 +46,6 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
             "max_iters": 6,
         }
     )
-
-
-@pytest.fixture
-def client(app_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(app_settings)) as test_client:
-        yield test_client
 
 
 def record_run(client: TestClient, lm: FakeLMServer) -> str:

@@ -15,7 +15,7 @@ from fleet_rlm.config import Settings
 from fleet_rlm.optimize.modules import list_modules
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, python_block
 from tests.api.isolation import assert_error, bearer, new_session, token_settings
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 
 KEY = "sk-profile-key-9876543210"
 
@@ -39,12 +39,6 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
         allow_private_lm_bases=True,  # the fake LM runs on loopback
         admin_users="root",
     )
-
-
-@pytest.fixture
-def client(app_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(app_settings)) as test_client:
-        yield test_client
 
 
 def models_called(lm: FakeLMServer, since: int) -> list[tuple[str | None, str | None]]:

@@ -9,11 +9,10 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, sub_lm_rule
 from tests.api.isolation import assert_error, bearer, new_session, token_settings
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 
 
 @pytest.fixture
@@ -32,12 +31,6 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
         sandbox_pool_size=0,
         run_heartbeat_s=0.5,
     )
-
-
-@pytest.fixture
-def client(app_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(app_settings)) as test_client:
-        yield test_client
 
 
 def test_list_inspect_and_end_a_sessions_sandbox(client: TestClient, app_settings: Settings) -> None:

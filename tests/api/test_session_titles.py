@@ -12,7 +12,7 @@ from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.services.turns.titles import title_from_task
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 
 
 @pytest.fixture

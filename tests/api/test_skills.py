@@ -8,15 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
-from fleet_rlm.api.app import create_app
-from fleet_rlm.config import Settings
 from fleet_rlm.skills import list_skills, skill_instructions
 from fleet_rlm.skills.cards_loader import parse_card
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.api.isolation import assert_error, new_session
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 
 EXPECTED = {
     "citation-grounded-answers",
@@ -32,21 +29,6 @@ EXPECTED = {
 def lm() -> Iterator[FakeLMServer]:
     with FakeLMServer(rules=[adapter_fields_rule(answer="done")]) as server:
         yield server
-
-
-@pytest.fixture
-def client(settings: Settings, lm: FakeLMServer) -> Iterator[TestClient]:
-    configured = settings.model_copy(
-        update={
-            "lm_model": lm.model,
-            "lm_api_base": lm.base_url,
-            "lm_api_key": SecretStr("fake"),
-            "sandbox_pool_size": 0,
-            "run_heartbeat_s": 0.5,
-        }
-    )
-    with TestClient(create_app(configured)) as test_client:
-        yield test_client
 
 
 def test_bundled_cards_are_complete() -> None:

@@ -2,64 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
-from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
-from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, rlm_step, sub_lm_rule
-
-
-@pytest.fixture
-def lm() -> Iterator[FakeLMServer]:
-    with FakeLMServer(rules=[sub_lm_rule("sub answer"), adapter_fields_rule(answer="forty-two")]) as server:
-        yield server
-
-
-@pytest.fixture
-def client(settings: Settings, lm: FakeLMServer) -> Iterator[TestClient]:
-    configured = settings.model_copy(
-        update={
-            "lm_model": lm.model,
-            "lm_api_base": lm.base_url,
-            "lm_api_key": SecretStr("fake"),
-            "sandbox_pool_size": 0,
-            "run_heartbeat_s": 0.5,
-        }
-    )
-    with TestClient(create_app(configured)) as test_client:
-        yield test_client
-
-
-def parse_sse(text: str) -> list[dict[str, Any]]:
-    events = []
-    for block in text.split("\n\n"):
-        data = [line[6:] for line in block.splitlines() if line.startswith("data: ")]
-        if data:
-            events.append(json.loads("\n".join(data)))
-    return events
-
-
-def new_session(client: TestClient, title: str = "test") -> str:
-    response = client.post("/api/v1/sessions", json={"title": title})
-    assert response.status_code in (200, 201), response.text
-    return str(response.json()["id"])
-
-
-def run_turn(client: TestClient, session_id: str, body: dict[str, Any], key: str) -> tuple[str, list[dict[str, Any]]]:
-    with client.stream(
-        "POST", f"/api/v1/sessions/{session_id}/turns", json=body, headers={"Idempotency-Key": key}
-    ) as response:
-        assert response.status_code == 200, response.read()
-        run_id = response.headers["X-Run-Id"]
-        text = "".join(response.iter_text())
-    return run_id, parse_sse(text)
+from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, rlm_step
+from tests.helpers import new_session, parse_sse, run_turn
 
 
 def assert_gap_free(events: list[dict[str, Any]]) -> None:

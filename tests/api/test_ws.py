@@ -14,7 +14,7 @@ from fleet_rlm.api.app import create_app
 from fleet_rlm.api.auth import mint_token
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, rlm_step, sub_lm_rule
-from tests.api.test_turns import new_session
+from tests.helpers import new_session
 
 
 def _stepping_rule() -> Any:
@@ -54,9 +54,8 @@ def _configure(settings: Settings, lm: FakeLMServer, **extra: Any) -> Settings:
 
 
 @pytest.fixture
-def client(settings: Settings, lm: FakeLMServer) -> Iterator[TestClient]:
-    with TestClient(create_app(_configure(settings, lm))) as test_client:
-        yield test_client
+def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
+    return _configure(settings, lm)
 
 
 def test_bad_frames_get_error_frames_and_the_socket_stays_usable(client: TestClient) -> None:

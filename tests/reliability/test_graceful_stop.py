@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from fleet_rlm.testing import FakeLMServer
+from tests.helpers import parse_sse
 from tests.reliability.server_process import ServerProcess, _free_port
-from tests.security.harness import CellScript, new_session, parse_sse, run_turn
+from tests.security.harness import CellScript, new_session, run_turn
 
 pytestmark = pytest.mark.slow
 GRACE_S = 2

@@ -7,7 +7,6 @@ hostile cell travels the real path: HTTP -> turn service -> runtime -> dspy.RLM 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import uuid
@@ -22,6 +21,7 @@ import pytest
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import adapter_fields_rule, rlm_step
 from tests.conftest import SUITE_ON_POSTGRES, drop_postgres_database, make_postgres_database
+from tests.helpers import parse_sse
 
 TERMINAL = ("turn_finished", "turn_failed", "turn_cancelled", "turn_interrupted")
 # A fake provider key planted in the server's environment and used as the LM api key: it must never leak.
@@ -86,15 +86,6 @@ class Turn:
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [event for event in self.events if event["type"] == kind]
-
-
-def parse_sse(text: str) -> list[dict[str, Any]]:
-    events = []
-    for block in text.split("\n\n"):
-        data = [line[6:] for line in block.splitlines() if line.startswith("data: ")]
-        if data:
-            events.append(json.loads("\n".join(data)))
-    return events
 
 
 def new_session(http: httpx.Client, headers: dict[str, str] | None = None, title: str = "test") -> str:

@@ -26,9 +26,10 @@ import httpx
 import pytest
 
 from fleet_rlm.testing import FakeLMServer
+from tests.helpers import parse_sse
 from tests.runtime.context.factories import make_docx
 from tests.runtime.docsafe import bombs
-from tests.security.harness import CellScript, parse_sse
+from tests.security.harness import CellScript
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent

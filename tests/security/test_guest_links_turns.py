@@ -23,7 +23,8 @@ from pydantic import SecretStr
 
 from fleet_rlm.cli.inprocess import EmbeddedServer
 from fleet_rlm.testing import FakeLMServer
-from tests.security.harness import CellScript, Turn, base_settings, new_session, parse_sse, run_turn
+from tests.helpers import parse_sse
+from tests.security.harness import CellScript, Turn, base_settings, new_session, run_turn
 
 pytestmark = pytest.mark.slow
 HOST_SECRET = "host-secret-9b3e-never-read"

@@ -18,7 +18,7 @@ from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.testing import FakeLMServer, rlm_step, sub_lm_rule
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields
-from tests.api.turn_helpers import final_answer, run_turn
+from tests.helpers import final_answer, run_turn
 from tests.runtime.test_recursion import child_rule
 from tests.runtime.test_run_trace import EXPECTED, FAN_OUT, normalized
 from tests.telemetry.otlp_receiver import OTLPReceiver, ReceivedSpan
