@@ -9,7 +9,6 @@ is dropped.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 import dspy
 
 from fleet_rlm.runtime.control import TurnControl
+from fleet_rlm.runtime.lm_wrapper import WrappedLM
 
 T = TypeVar("T")
 
@@ -52,16 +52,9 @@ def run_interruptible(fn: Callable[[], T], control: TurnControl, *, name: str = 
     return box["value"]  # type: ignore[no-any-return]
 
 
-class GuardedLM(dspy.BaseLM):
+class GuardedLM(WrappedLM):
     def __init__(self, inner: dspy.BaseLM, control: TurnControl, role: str) -> None:
-        super().__init__(
-            model=inner.model,
-            model_type=getattr(inner, "model_type", "chat"),
-            cache=getattr(inner, "cache", False),
-            num_retries=getattr(inner, "num_retries", 0),
-        )
-        self.kwargs = inner.kwargs
-        self.inner = inner
+        super().__init__(inner)
         self.control = control
         self.role = role
 
@@ -71,33 +64,5 @@ class GuardedLM(dspy.BaseLM):
         self.control.check()  # token / cost ceilings include this call
         return result
 
-    async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
-
-    @property
-    def supports_function_calling(self) -> bool:
-        return bool(self.inner.supports_function_calling)
-
-    @property
-    def supports_reasoning(self) -> bool:
-        return bool(self.inner.supports_reasoning)
-
-    @property
-    def supports_response_schema(self) -> bool:
-        return bool(self.inner.supports_response_schema)
-
-    @property
-    def supported_params(self) -> set[str]:
-        return set(self.inner.supported_params)
-
     def copy(self, **kwargs: Any) -> GuardedLM:
         return GuardedLM(self.inner.copy(**kwargs), self.control, self.role)
-
-    def dump_state(self) -> dict[str, Any]:
-        return self.inner.dump_state()
-
-    def __getattr__(self, name: str) -> Any:
-        inner = self.__dict__.get("inner")
-        if inner is None:
-            raise AttributeError(name)
-        return getattr(inner, name)

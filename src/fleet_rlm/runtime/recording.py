@@ -38,6 +38,7 @@ from fleet_rlm.runtime.lm_exchange import (
     request_hash,
     secrets_of,
 )
+from fleet_rlm.runtime.lm_wrapper import WrappedLM
 
 ACTOR: contextvars.ContextVar[tuple[str, int]] = contextvars.ContextVar("fleet_recording_actor", default=("root", 0))
 """(actor, depth) of the code making LM calls; run_rlm sets it for children so exchanges are attributed."""
@@ -149,19 +150,11 @@ class _UsageCapture:
             self.previous.add_usage(lm, entry)
 
 
-class RecordingLM(dspy.BaseLM):
+class RecordingLM(WrappedLM):
     """Delegates to the real LM's `__call__` (callbacks fire there, once) and records the exchange."""
 
     def __init__(self, inner: dspy.BaseLM, recorder: LMRecorder, role: str) -> None:
-        super().__init__(
-            model=inner.model,
-            model_type=getattr(inner, "model_type", "chat"),
-            cache=getattr(inner, "cache", False),
-            num_retries=getattr(inner, "num_retries", 0),
-        )
-        self.kwargs = inner.kwargs
-        self.callbacks: list[Any] = []  # the inner LM's callbacks fire; none here, or they would fire twice
-        self.inner = inner
+        super().__init__(inner)
         self.recorder = recorder
         self.role = role
 
@@ -180,38 +173,8 @@ class RecordingLM(dspy.BaseLM):
         self.recorder.add(seq, self.role, request, response, None, public_params(self.inner.kwargs))
         return outputs
 
-    async def acall(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
-        import asyncio
-
-        return await asyncio.to_thread(self.__call__, prompt, messages=messages, **kwargs)
-
-    @property
-    def supports_function_calling(self) -> bool:
-        return bool(self.inner.supports_function_calling)
-
-    @property
-    def supports_reasoning(self) -> bool:
-        return bool(self.inner.supports_reasoning)
-
-    @property
-    def supports_response_schema(self) -> bool:
-        return bool(self.inner.supports_response_schema)
-
-    @property
-    def supported_params(self) -> set[str]:
-        return set(self.inner.supported_params)
-
     def copy(self, **kwargs: Any) -> RecordingLM:
         return RecordingLM(self.inner.copy(**kwargs), self.recorder, self.role)
-
-    def dump_state(self) -> dict[str, Any]:
-        return self.inner.dump_state()
-
-    def __getattr__(self, name: str) -> Any:
-        inner = self.__dict__.get("inner")
-        if inner is None:
-            raise AttributeError(name)
-        return getattr(inner, name)
 
 
 def recorder_for(sink: Any, *, enabled: bool, max_bytes: int, extra_secrets: Iterable[str] = ()) -> LMRecorder | None:
