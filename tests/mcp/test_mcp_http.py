@@ -93,6 +93,7 @@ def test_run_task_over_http_streams_progress_and_returns_the_answer(base_url: st
     assert not result.is_error, result
     assert result.structured_content["answer"] == "forty-two"
     assert result.structured_content["status"] == "succeeded"
+    assert result.structured_content["outcome"] == "complete" and result.structured_content["stop_reason"] is None
     messages = [message or "" for _, message in got["progress"]]
     assert messages[0].startswith("turn_started") and messages[-1].startswith("turn_finished")
     assert any(m.startswith("final: forty-two") for m in messages)

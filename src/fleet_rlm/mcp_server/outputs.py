@@ -18,6 +18,8 @@ class RunResult(BaseModel):
     status: str
     answer: str
     mode: str | None = Field(default=None, description="The execution mode that ran.")
+    outcome: str | None = Field(default=None, description="complete, or partial when a budget stopped the run.")
+    stop_reason: str | None = Field(default=None, description="The budget that stopped a partial run.")
 
 
 class SessionInfo(_Row):

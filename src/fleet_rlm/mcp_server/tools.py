@@ -109,7 +109,15 @@ def _outcome(run_id: str, session_id: str, final: dict[str, Any] | None, termina
     ids = {"run_id": run_id, "session_id": session_id}
     if kind == "turn_finished":
         answer = str(final["answer"]) if final else ""
-        return RunResult(**ids, status="succeeded", answer=answer, mode=(terminal or {}).get("mode"))
+        done = terminal or {}
+        return RunResult(
+            **ids,
+            status="succeeded",
+            answer=answer,
+            mode=done.get("mode"),
+            outcome=done.get("outcome"),
+            stop_reason=done.get("stop_reason"),
+        )
     if kind == "turn_failed":
         assert terminal is not None
         raise mcp_error(terminal["code"], terminal["message"], action=terminal.get("action"), details=ids)
