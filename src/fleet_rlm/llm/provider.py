@@ -25,22 +25,36 @@ ProfileResolver = Callable[[], Mapping[Role, LMProfile]]
 """Every role's profile (keys decrypted); may raise the resolution's FleetErrors."""
 
 
+class ProfilesProvider:
+    """Resolve the profiles once, on the first request; build each role's LM once. `profiles()` hands the
+    resolved profiles out as data, so a turn can run in another process (the closure cannot cross)."""
+
+    def __init__(self, resolve: ProfileResolver, settings: Settings) -> None:
+        self._resolve = resolve
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._resolved: dict[Role, LMProfile] = {}
+        self._built: dict[Role, dspy.BaseLM] = {}
+
+    def profiles(self) -> dict[Role, LMProfile]:
+        """Every role's profile (keys decrypted; keep them in memory only). Raises the resolution's errors."""
+        with self._lock:
+            if not self._resolved:
+                self._resolved.update(self._resolve())
+            return dict(self._resolved)
+
+    def __call__(self, role: str) -> dspy.BaseLM:
+        name = parse_role(role)
+        profiles = self.profiles()
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = build_lm(profiles[name], settings=self._settings)
+            return self._built[name]
+
+
 def profiles_provider(resolve: ProfileResolver, settings: Settings) -> LMProvider:
     """Resolve the profiles once, on the first request; build each role's LM once."""
-    lock = threading.Lock()
-    resolved: dict[Role, LMProfile] = {}
-    built: dict[Role, dspy.BaseLM] = {}
-
-    def provide(role: str) -> dspy.BaseLM:
-        name = parse_role(role)
-        with lock:
-            if name not in built:
-                if not resolved:
-                    resolved.update(resolve())
-                built[name] = build_lm(resolved[name], settings=settings)
-            return built[name]
-
-    return provide
+    return ProfilesProvider(resolve, settings)
 
 
 def settings_provider(settings: Settings) -> LMProvider:
@@ -60,4 +74,11 @@ def provider_from_mapping(lms: Mapping[str, dspy.BaseLM]) -> LMProvider:
     return provide
 
 
-__all__ = ["LMProvider", "ProfileResolver", "profiles_provider", "provider_from_mapping", "settings_provider"]
+__all__ = [
+    "LMProvider",
+    "ProfileResolver",
+    "ProfilesProvider",
+    "profiles_provider",
+    "provider_from_mapping",
+    "settings_provider",
+]

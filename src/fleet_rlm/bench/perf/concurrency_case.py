@@ -3,22 +3,26 @@
 All N WebSocket clients start together against one `serve-api` process, after one warm-up turn. Checked: every
 turn finishes, and each client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
-slowest turn; the server process's peak RSS (its sandboxes are separate processes, reported alongside).
+slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
+sandboxes included); the server process's peak RSS. Run twice: turns in threads of the API process (the
+default), then in `FLEET_TURN_PROCESSES` worker processes (one per core).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from fleet_rlm.bench.perf.context import SuiteContext
-from fleet_rlm.bench.perf.measure import peak_rss_mb, percentile, rss_mb, tree_rss_mb
+from fleet_rlm.bench.perf.measure import cpu_s, peak_rss_mb, percentile, rss_mb, tree_cpu_s, tree_rss_mb
 from fleet_rlm.bench.perf.report import Row
 from fleet_rlm.bench.perf.script import task_for
 from fleet_rlm.bench.perf.server import Harness, TurnTrace, harness, new_session, ws_turn
 
 S = "5 concurrency"
 LATENCY_S = 0.1
+IDEAL_S = 6 * LATENCY_S
 
 
 async def _all(shared: Harness, sessions: list[str]) -> list[TurnTrace | BaseException]:
@@ -40,37 +44,41 @@ def _problems(traces: list[TurnTrace | BaseException]) -> list[str]:
     return problems
 
 
-def run(ctx: SuiteContext) -> list[Row]:
+def _burst(ctx: SuiteContext, shared: Harness, label: str) -> list[Row]:
     count = 5 if ctx.quick else 50
-    shared: Harness = ctx.shared("harness", lambda: harness(ctx.work_dir / "server"))
     warm = asyncio.run(ws_turn(shared.server, new_session(shared.server, "warm-up"), task_for("steps5")))
     if warm.terminal != "turn_finished":  # steady state: the server's lazy imports are paid before the burst
         raise RuntimeError(f"the warm-up turn ended with {warm.terminal}")
     sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
+    server_pid = shared.server.pid
     shared.lm.set_latency(LATENCY_S)
+    api_cpu, all_cpu = cpu_s(server_pid, reaped=False), tree_cpu_s(server_pid)
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     try:
         traces = asyncio.run(_all(shared, sessions))
     finally:
         shared.lm.set_latency(0.0)
     wall = time.perf_counter() - started
+    api_cpu, all_cpu = cpu_s(server_pid, reaped=False) - api_cpu, tree_cpu_s(server_pid) - all_cpu
     problems = _problems(traces)
     ok = [t for t in traces if isinstance(t, TurnTrace)]
     delays = [d for t in ok for d in t.delays_ms]
     events = sum(len(t.events) for t in ok)
-    server_pid = shared.server.pid
     sandboxes = tree_rss_mb(server_pid) - rss_mb(server_pid)
     summary = (
         f"{len(ok) - len([p for p in problems if 'ended' in p])}/{count} turns finished, {events} events, "
-        f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s"
+        f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s; "
+        f"load {load:.1f} at the start"
     )
     note = summary + ("; " + "; ".join(problems[:3]) if problems else "")
     p50 = percentile(delays, 50) if delays else None
     p99 = percentile(delays, 99) if delays else None
     slowest = max((t.wall_s for t in ok), default=None)
+    s = f"{S} ({label})"
     return [
         Row(
-            S,
+            s,
             f"{count} sessions x 5 iterations at once: failed turns + lost/duplicated event streams",
             "",
             float(len(problems)),
@@ -78,15 +86,26 @@ def run(ctx: SuiteContext) -> list[Row]:
             0.0,
             note=note,
         ),
-        Row(S, "event emit -> WebSocket receipt (p50)", "ms", p50, {}),
-        Row(S, "event emit -> WebSocket receipt (p99)", "ms", p99, {}, 50.0),
-        Row(S, "slowest turn, wall", "s", slowest, {"ideal (6 LM calls x 100 ms)": 6 * LATENCY_S}),
+        Row(s, "event emit -> WebSocket receipt (p50)", "ms", p50, {}),
+        Row(s, "event emit -> WebSocket receipt (p99)", "ms", p99, {}, 100.0),
+        Row(s, "slowest turn, wall", "s", slowest, {"ideal (6 LM calls x 100 ms)": IDEAL_S}, 3.0, target_is_ratio=True),
+        Row(s, "API process CPU per turn", "ms", api_cpu * 1000.0 / count, {}),
+        Row(s, "server CPU per turn, all processes (turn workers, sandboxes)", "ms", all_cpu * 1000.0 / count, {}),
         Row(
-            S,
+            s,
             "server process peak RSS",
             "MiB",
             peak_rss_mb(server_pid),
             {},
-            note=f"its live sandbox processes hold {sandboxes:.0f} MiB more (RSS after the run)",
+            note=f"its child processes hold {sandboxes:.0f} MiB more (RSS after the run)",
         ),
     ]
+
+
+def run(ctx: SuiteContext) -> list[Row]:
+    shared: Harness = ctx.shared("harness", lambda: harness(ctx.work_dir / "server"))
+    rows = _burst(ctx, shared, "turns in API threads")
+    processes = os.cpu_count() or 1
+    with harness(ctx.work_dir / "server-processes", turn_processes=processes) as own:
+        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}")
+    return rows

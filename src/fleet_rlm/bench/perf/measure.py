@@ -83,6 +83,22 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def cpu_s(pid: int, *, reaped: bool = True) -> float:
+    """CPU seconds (user + system) of one process; with `reaped`, also of its children that have exited."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    ticks = [int(value) for value in fields[11:15]]  # utime stime cutime cstime
+    return (sum(ticks) if reaped else ticks[0] + ticks[1]) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of `pid` and every live descendant (exited ones count through their parent's cutime)."""
+    return sum(cpu_s(p) for p in [pid, *descendants(pid)])
+
+
 def peak_rss_mb(pid: int) -> float:
     """Peak resident set (VmHWM) of one process, MiB."""
     return _status_kb(pid, "VmHWM") / 1024.0

@@ -212,6 +212,7 @@ SERVER_SETTINGS = {"sandbox_pool_size": 2, "max_iters": 10, "batch_concurrency":
 
 
 @contextmanager
-def harness(data_dir: Path) -> Iterator[Harness]:
-    with fake_lm_process(0.0) as lm, api_server(data_dir, lm.base_url, **SERVER_SETTINGS) as server:
+def harness(data_dir: Path, **settings: Any) -> Iterator[Harness]:
+    """`settings` are FLEET_* overrides on top of SERVER_SETTINGS."""
+    with fake_lm_process(0.0) as lm, api_server(data_dir, lm.base_url, **{**SERVER_SETTINGS, **settings}) as server:
         yield Harness(lm, server)

@@ -69,6 +69,11 @@ def make_telemetry(settings: Settings) -> Telemetry | None:
 
 
 def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) -> Runtime:
+    """Turns in threads of this process, or in `FLEET_TURN_PROCESSES` worker processes (docs/performance.md)."""
+    if settings.turn_processes > 0:
+        from fleet_rlm.runtime.process import ProcessRuntime
+
+        return ProcessRuntime(settings, processes=settings.turn_processes, programs=programs)
     from fleet_rlm.runtime.turn import TurnRuntime
 
     return TurnRuntime(settings, programs=programs)

@@ -1,0 +1,236 @@
+"""`ProcessRuntime`: the `Runtime` protocol over N spawned worker processes (`FLEET_TURN_PROCESSES=N`).
+
+Why: a turn's DSPy work (adapter, LiteLLM, parsing) is CPU in Python; in threads of the API process it holds
+the GIL the event loop needs, so under load live delivery queues behind computation. Here the API process only
+forwards: each turn runs in a worker (`process_worker`), its events and LM recordings stream back over a pipe
+into the caller's sink. A session always goes to the same worker (its REPL state lives in that worker's pool).
+A cancel is forwarded; a worker that dies fails its running turns with `turn_worker_died` (never a hang) and is
+started again for the next turn (that session's REPL state is gone, its files are kept).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+from fleet_rlm.events import ErrorEvent, TurnFailed
+from fleet_rlm.runtime.contracts import CancelToken, EventSink, TurnRequest, TurnResult
+from fleet_rlm.runtime.errors import TurnAlreadyRunning
+from fleet_rlm.runtime.process_worker import PortableError, PortableTurn, worker_main
+from fleet_rlm.runtime.programs import MODULES, ProgramRegistry
+from fleet_rlm.runtime.recording import RecordingSink
+
+logger = logging.getLogger(__name__)
+WORKER_DIED = "turn_worker_died"
+
+
+@dataclass
+class _Pending:
+    request: TurnRequest
+    sink: EventSink
+    done: threading.Event = field(default_factory=threading.Event)
+    result: TurnResult | None = None
+    busy_run: str | None = None
+    failure: str | None = None
+
+
+class _Incarnation:
+    """One started worker process: its pipe, its reader thread, the turns it is running."""
+
+    def __init__(self, index: int, settings: Settings) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=worker_main, args=(child, settings), name=f"fleet-turns-{index}", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.pending: dict[str, _Pending] = {}
+        self.lock = threading.Lock()
+        self.dead = False
+        threading.Thread(target=self._read, name=f"fleet-turns-{index}-reader", daemon=True).start()
+
+    def send(self, message: tuple[Any, ...]) -> bool:
+        with self.lock:
+            if self.dead:
+                return False
+            try:
+                self.conn.send(message)
+                return True
+            except (OSError, ValueError):
+                return False
+
+    def start(self, key: str, pending: _Pending, turn: PortableTurn) -> bool:
+        with self.lock:
+            if self.dead:
+                return False
+            self.pending[key] = pending
+        return self.send(("run", key, turn))
+
+    def _read(self) -> None:
+        while True:
+            try:
+                kind, key, payload = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            except Exception:  # an unpicklable message: the stream is no longer trustworthy
+                logger.exception("turn worker %s sent an unreadable message", self.process.pid)
+                break
+            pending = self.pending.get(key)
+            if pending is None:
+                continue
+            if kind == "event":
+                pending.sink.emit(payload)
+            elif kind == "record" and isinstance(pending.sink, RecordingSink):
+                pending.sink.record_lm(payload)
+            else:
+                if kind == "result":
+                    pending.result = payload
+                elif kind == "busy":
+                    pending.busy_run = str(payload)
+                else:  # crash
+                    pending.failure = str(payload)
+                with self.lock:
+                    self.pending.pop(key, None)
+                pending.done.set()
+        self._died()
+
+    def _died(self) -> None:
+        with self.lock:
+            self.dead = True
+            orphans, self.pending = list(self.pending.values()), {}
+        if orphans:
+            self.process.join(timeout=2)
+            logger.warning(
+                "turn worker %s exited (%s) with %d turn(s) running",
+                self.process.pid,
+                self.process.exitcode,
+                len(orphans),
+            )
+        for pending in orphans:
+            pending.failure = f"the turn's worker process exited (exit code {self.process.exitcode})"
+            pending.done.set()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self.send(("shutdown", "", None))  # idempotent: shutdown() sends it to every worker before joining any
+        self.process.join(timeout=timeout_s)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout=5)
+        self.conn.close()
+
+
+class ProcessRuntime:
+    """Runs each turn in one of `processes` worker processes; the calling thread waits for its result."""
+
+    def __init__(self, settings: Settings, *, processes: int, programs: ProgramRegistry | None = None) -> None:
+        if processes < 1:
+            raise ValueError("ProcessRuntime needs at least one worker process")
+        self.settings = settings
+        self.programs = programs
+        self._lock = threading.Lock()
+        self._workers: list[_Incarnation | None] = [None] * processes
+        for index in range(processes):  # start them now: their imports are paid before the first turn
+            self._worker(index)
+
+    def _slot(self, session_id: str) -> int:
+        return zlib.crc32(session_id.encode()) % len(self._workers)
+
+    def _worker(self, index: int) -> _Incarnation:
+        with self._lock:
+            worker = self._workers[index]
+            if worker is None or worker.dead:
+                worker = self._workers[index] = _Incarnation(index, self.settings)
+            return worker
+
+    def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:
+        """Run the turn in the session's worker (blocking). Raises only TurnAlreadyRunning."""
+        pending = _Pending(request, sink)
+        key = uuid.uuid4().hex
+        worker = self._worker(self._slot(request.session_id))
+        if not worker.start(key, pending, self._portable(request, sink)):
+            worker = self._worker(self._slot(request.session_id))  # it had just died: one fresh try
+            if not worker.start(key, pending, self._portable(request, sink)):
+                pending.failure = "the turn's worker process could not be reached"
+                pending.done.set()
+
+        def forward() -> None:
+            worker.send(("cancel", key, cancel.reason))
+
+        remove = cancel.on_cancel(forward)
+        try:
+            pending.done.wait()
+        finally:
+            remove()
+        if pending.busy_run is not None:
+            raise TurnAlreadyRunning(request.session_id, pending.busy_run)
+        if pending.result is not None:
+            return pending.result
+        return _failed(request, sink, pending.failure or "the turn's worker process failed")
+
+    def _portable(self, request: TurnRequest, sink: EventSink) -> PortableTurn:
+        profiles, error = None, None
+        provider = request.lm_provider
+        if provider is not None:
+            resolve = getattr(provider, "profiles", None)
+            if resolve is None:
+                error = PortableError(
+                    "lm_provider_not_portable",
+                    "this turn's LM provider cannot run in a worker process",
+                    "set FLEET_TURN_PROCESSES=0 to run turns in the server process",
+                )
+            else:
+                try:
+                    profiles = resolve()
+                except FleetError as exc:
+                    error = PortableError.of(exc)
+        return PortableTurn(
+            request=TurnRequest(**{**request.__dict__, "lm_provider": None}),
+            profiles=profiles,
+            profile_error=error,
+            programs=self._program_snapshot(request),
+            records=isinstance(sink, RecordingSink),
+        )
+
+    def _program_snapshot(self, request: TurnRequest) -> dict[tuple[str, str | None], Any]:
+        if self.programs is None:
+            return {}
+        specs: dict[tuple[str, str | None], Any] = {}
+        for module in MODULES:
+            for version in {None, request.program_versions.get(module)}:
+                spec = self.programs.get(module, version)
+                if spec is not None:
+                    specs[(module, version)] = spec
+        return specs
+
+    def end_session(self, session_id: str) -> None:
+        worker = self._workers[self._slot(session_id)]
+        if worker is not None:
+            worker.send(("end_session", "", session_id))
+
+    def shutdown(self) -> None:
+        with self._lock:
+            workers, self._workers = list(self._workers), [None] * len(self._workers)
+        for worker in workers:
+            if worker is not None:
+                worker.send(("shutdown", "", None))
+        for worker in workers:
+            if worker is not None:
+                worker.stop()
+
+
+def _failed(request: TurnRequest, sink: EventSink, message: str) -> TurnResult:
+    """The turn's worker is gone: an `error` event and `turn_failed`, as the runtime itself would end it."""
+    envelope = {"run_id": request.run_id, "session_id": request.session_id, "actor": "runner"}
+    action = "send the message again; the session's REPL variables are lost, its files are kept"
+    sink.emit(ErrorEvent(**envelope, code=WORKER_DIED, message=message, action=action))
+    sink.emit(TurnFailed(**envelope, code=WORKER_DIED, message=message, action=action))
+    error = {"code": WORKER_DIED, "message": message, "action": action}
+    return TurnResult(status="failed", error=error, execution_mode=request.options.execution_mode)

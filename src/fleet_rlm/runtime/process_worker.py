@@ -1,0 +1,171 @@
+"""The worker side of `ProcessRuntime`: one spawned process that runs turns with its own `TurnRuntime` and pool.
+
+It reads commands from its pipe (run, cancel, end_session, shutdown), runs each turn on a thread of its own and
+sends every event, LM recording and the final `TurnResult` back over the same pipe. Everything that crosses is
+plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from fleet_rlm.config import Settings
+from fleet_rlm.errors import FleetError
+from fleet_rlm.llm.profiles import LMProfile
+from fleet_rlm.llm.roles import Role
+from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
+from fleet_rlm.runtime.errors import TurnAlreadyRunning
+from fleet_rlm.runtime.programs import ProgramSpec
+
+
+@dataclass(frozen=True)
+class PortableError:
+    """A FleetError as data (its subclass may not pickle); raised again as a FleetError with the same code."""
+
+    code: str
+    message: str
+    action: str | None = None
+    status: int = 500
+
+    @classmethod
+    def of(cls, exc: FleetError) -> PortableError:
+        return cls(exc.code, exc.message, exc.action, exc.status)
+
+    def error(self) -> FleetError:
+        return FleetError(self.message, code=self.code, action=self.action, status=self.status)
+
+
+@dataclass(frozen=True)
+class PortableTurn:
+    """A turn as data: the request without its provider closure, plus what the closure would have resolved."""
+
+    request: TurnRequest
+    profiles: Mapping[Role, LMProfile] | None = None
+    """The caller's resolved profiles; None (and no `profile_error`) uses the worker's server settings."""
+    profile_error: PortableError | None = None
+    programs: dict[tuple[str, str | None], ProgramSpec] = field(default_factory=dict)
+    """(module, version or None for the active one) -> spec, snapshotted from the API's registry."""
+    records: bool = False
+    """The API-side sink stores LM recordings, so the worker's sink offers `record_lm` too."""
+
+
+class SnapshotPrograms:
+    """The API's program registry as it answered for this turn's modules."""
+
+    def __init__(self, specs: dict[tuple[str, str | None], ProgramSpec]) -> None:
+        self.specs = specs
+
+    def get(self, module: str, version: str | None = None) -> ProgramSpec | None:
+        return self.specs.get((module, version))
+
+
+class _PipeSink:
+    def __init__(self, send: Any, key: str) -> None:
+        self._send = send
+        self._key = key
+
+    def emit(self, event: Any) -> None:
+        self._send(("event", self._key, event))
+
+
+class _RecordingPipeSink(_PipeSink):
+    def record_lm(self, item: Any) -> None:
+        self._send(("record", self._key, item))
+
+
+def _provider(turn: PortableTurn, settings: Settings) -> Any:
+    from fleet_rlm.llm.provider import ProfilesProvider
+
+    if turn.profile_error is not None:
+        failure = turn.profile_error
+
+        def refuse() -> Mapping[Role, LMProfile]:
+            raise failure.error()
+
+        return ProfilesProvider(refuse, settings)
+    if turn.profiles is not None:
+        profiles = dict(turn.profiles)
+        return ProfilesProvider(lambda: profiles, settings)
+    return None
+
+
+class _Worker:
+    def __init__(self, conn: Connection, settings: Settings) -> None:
+        from fleet_rlm.llm.provider import settings_provider
+        from fleet_rlm.runtime.gate import TurnGate
+        from fleet_rlm.sandbox import build_pool
+
+        self.conn = conn
+        self.settings = settings
+        self.pool = build_pool(settings)
+        self.gate = TurnGate()
+        self.default_provider = settings_provider(settings)
+        self.send_lock = threading.Lock()
+        self.tokens: dict[str, CancelToken] = {}
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self.send_lock:
+            try:
+                self.conn.send(message)
+            except (OSError, ValueError):  # the API process is gone; the turn's work is abandoned
+                pass
+
+    def run(self, key: str, turn: PortableTurn) -> None:
+        from fleet_rlm.runtime.turn import TurnRuntime
+
+        token = self.tokens[key]
+        runtime = TurnRuntime(
+            self.settings,
+            pool=self.pool,
+            lm_provider=self.default_provider,
+            programs=SnapshotPrograms(turn.programs),
+            gate=self.gate,
+        )
+        sink = _RecordingPipeSink(self.send, key) if turn.records else _PipeSink(self.send, key)
+        request = turn.request
+        provider = _provider(turn, self.settings)
+        if provider is not None:
+            request = TurnRequest(**{**request.__dict__, "lm_provider": provider})
+        try:
+            result: TurnResult | None = runtime.run_turn(request, sink, token)
+            self.send(("result", key, result))
+        except TurnAlreadyRunning as exc:
+            self.send(("busy", key, exc.details.get("run_id", "")))
+        except BaseException as exc:  # run_turn reports its own failures; this is a bug, reported as data
+            self.send(("crash", key, f"{type(exc).__name__}: {exc}"))
+        finally:
+            self.tokens.pop(key, None)
+
+    def serve(self) -> None:
+        self.send(("ready", "", None))
+        while True:
+            try:
+                message = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            kind, key, payload = message
+            if kind == "run":
+                self.tokens[key] = CancelToken()
+                threading.Thread(target=self.run, args=(key, payload), name=f"turn-{key}", daemon=True).start()
+            elif kind == "cancel":
+                token = self.tokens.get(key)
+                if token is not None:
+                    token.cancel(payload or "cancelled by request")
+            elif kind == "end_session":
+                self.pool.end_session(payload)
+            elif kind == "shutdown":
+                break
+        for token in list(self.tokens.values()):
+            token.cancel("the server stopped before the turn finished")
+        self.pool.shutdown()
+
+
+def worker_main(conn: Connection, settings: Settings) -> None:
+    """Entry point of a spawned turn process."""
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s [turns %(process)d] %(message)s")
+    _Worker(conn, settings).serve()

@@ -1,0 +1,151 @@
+"""`ProcessRuntime` (FLEET_TURN_PROCESSES=N): turns run in spawned worker processes and stream back.
+
+Checked: the same event stream as the in-process runtime, REPL state kept across a session's turns, cancel
+forwarded, a resolved LM profile crossing as data (and a resolution failure keeping its code), and a worker that
+dies mid-turn failing that turn with a code instead of hanging, the next turn getting a fresh worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fleet_rlm.config import Settings
+from fleet_rlm.llm.errors import ModelNotConfigured
+from fleet_rlm.llm.profiles import resolve_profiles
+from fleet_rlm.llm.provider import ProfilesProvider
+from fleet_rlm.runtime.contracts import CancelToken, TurnRequest
+from fleet_rlm.runtime.process import WORKER_DIED, ProcessRuntime
+from fleet_rlm.runtime.turn import TurnRuntime
+from fleet_rlm.testing.fake_lm_dspy import dspy_fields, rlm_step, rlm_submit
+from fleet_rlm.testing.fake_lm_server import FakeLMServer
+from tests.runtime.conftest import ListSink, assert_lifecycle, make_request, run
+
+
+def _settings(data_dir: Path, lm: FakeLMServer) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        lm_model=lm.model,
+        lm_api_base=lm.base_url,
+        lm_api_key="fake",
+        lm_num_retries=0,
+        sandbox_pool_size=0,
+        sandbox_cell_timeout_s=30.0,
+        max_iters=6,
+        turn_timeout_s=120.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def proc_settings(tmp_path_factory: pytest.TempPathFactory, fake_lm: FakeLMServer) -> Settings:
+    return _settings(tmp_path_factory.mktemp("proc") / "data", fake_lm)
+
+
+@pytest.fixture(scope="module")
+def processes(proc_settings: Settings) -> Iterator[ProcessRuntime]:
+    runtime = ProcessRuntime(proc_settings, processes=1)
+    yield runtime
+    runtime.shutdown()
+
+
+def _worker_pid(runtime: ProcessRuntime) -> int:
+    worker = runtime._workers[0]
+    assert worker is not None and worker.process.pid is not None
+    return worker.process.pid
+
+
+def _without_usage(sink: ListSink) -> list[str]:
+    return [t for t in sink.types() if t != "usage"]  # usage is also emitted on a timer: load-dependent
+
+
+def test_same_events_as_in_process(processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer) -> None:
+    script = (rlm_step("Compute.", "x = 6 * 7\nprint(x)"), rlm_submit(answer="42"))
+    local = TurnRuntime(proc_settings)
+    try:
+        lm.push(*script)
+        expected, expected_sink = run(local, make_request(proc_settings, "compute", session_id="local"))
+    finally:
+        local.shutdown()
+    lm.push(*script)
+    result, sink = run(processes, make_request(proc_settings, "compute", session_id="remote"))
+    assert (result.status, result.answer) == (expected.status, expected.answer) == ("succeeded", "42")
+    assert _without_usage(sink) == _without_usage(expected_sink)
+    assert_lifecycle(sink, "turn_finished")
+    assert sink.of("output")[0].text.strip() == "42"
+    assert result.usage["lm_calls"] == expected.usage["lm_calls"]
+
+
+def test_session_keeps_repl_state(processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer) -> None:
+    lm.push(rlm_step("Keep.", "kept = 41"), rlm_submit(answer="kept"))
+    assert run(processes, make_request(proc_settings, "keep", session_id="repl"))[0].answer == "kept"
+    lm.push(rlm_step("Use.", "print(kept + 1)"), rlm_submit(answer="used"))
+    result, sink = run(processes, make_request(proc_settings, "use", session_id="repl"))
+    assert result.status == "succeeded"
+    assert sink.of("output")[0].text.strip() == "42"
+
+
+def test_cancel_is_forwarded(processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer) -> None:
+    lm.push(rlm_step("Busy.", "import time\nstarted = 1\ntime.sleep(60)"), rlm_submit(answer="never"))
+    sink, cancel = ListSink(), CancelToken()
+
+    def stop_when_running() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "code" not in sink.types():
+            time.sleep(0.05)
+        time.sleep(0.3)
+        cancel.cancel("user pressed stop")
+
+    threading.Thread(target=stop_when_running, daemon=True).start()
+    result = processes.run_turn(make_request(proc_settings, "busy", session_id="cancel"), sink, cancel)
+    assert result.status == "cancelled"
+    assert_lifecycle(sink, "turn_cancelled")
+    assert sink.of("turn_cancelled")[0].reason == "user pressed stop"
+
+
+def test_resolved_profiles_cross_as_data(processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer) -> None:
+    provider = ProfilesProvider(lambda: resolve_profiles(proc_settings), proc_settings)
+    lm.push(dspy_fields(reasoning="easy", answer="4"))
+    request = make_request(proc_settings, "2+2?", mode="direct", session_id="profiles")
+    result, _ = run(processes, TurnRequest(**{**request.__dict__, "lm_provider": provider}))
+    assert (result.status, result.answer) == ("succeeded", "4")
+
+    def refuse() -> dict:  # type: ignore[type-arg]
+        raise ModelNotConfigured("root")
+
+    refused = TurnRequest(**{**request.__dict__, "lm_provider": ProfilesProvider(refuse, proc_settings)})
+    result, sink = run(processes, refused)
+    assert result.status == "failed" and result.error is not None
+    assert result.error["code"] == ModelNotConfigured("root").code
+    assert_lifecycle(sink, "turn_failed")
+
+
+def test_dead_worker_fails_the_turn_with_a_code(
+    processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer
+) -> None:
+    lm.push(rlm_step("Busy.", "import time\ntime.sleep(60)"), rlm_submit(answer="never"))
+    sink = ListSink()
+    pid = _worker_pid(processes)
+
+    def kill_when_running() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "code" not in sink.types():
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)
+
+    threading.Thread(target=kill_when_running, daemon=True).start()
+    result = processes.run_turn(make_request(proc_settings, "busy", session_id="doomed"), sink, CancelToken())
+    assert result.status == "failed" and result.error is not None and result.error["code"] == WORKER_DIED
+    assert sink.types()[-2:] == ["error", "turn_failed"]
+    assert sink.of("turn_failed")[0].code == WORKER_DIED
+
+    lm.reset()  # the killed turn's unused script step
+    lm.push(dspy_fields(reasoning="fine", answer="back"))  # the next turn gets a fresh worker
+    result, _ = run(processes, make_request(proc_settings, "again", mode="direct", session_id="doomed"))
+    assert (result.status, result.answer) == ("succeeded", "back")
+    assert _worker_pid(processes) != pid
