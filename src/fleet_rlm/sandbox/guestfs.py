@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -340,3 +341,20 @@ def displace(dir_fd: int, name: str) -> str:
     aside = f"{name}.displaced-{secrets.token_hex(4)}"
     os.rename(name, aside, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     return aside
+
+
+def remove_tree(parent: Path | str, name: str) -> None:
+    """Remove the guest-writable tree `parent/name` without ever following a link inside it.
+
+    `parent` is host-trusted; every entry below is removed relative to its directory's descriptor
+    (shutil's fd-based walk, which unlinks a symlink instead of entering it). A missing tree is fine.
+    """
+    if not shutil.rmtree.avoids_symlink_attacks:  # pragma: no cover - every Linux Python has the fd-based walk
+        raise OSError(errno.ENOTSUP, "this platform cannot remove a tree without following links")
+    if os.sep in name or name in ("", ".", ".."):
+        raise ValueError(f"not a single path component: {name!r}")
+    parent_fd = open_host_dir(parent)
+    try:
+        shutil.rmtree(name, dir_fd=parent_fd, ignore_errors=True)
+    finally:
+        os.close(parent_fd)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import shutil
 import time
 import uuid
 from collections.abc import Sequence
@@ -248,10 +247,11 @@ async def replay_run(
 
 
 def _cleanup(runtime: Runtime, settings: Settings, scratch: str) -> None:
-    """End the scratch sandbox, then remove the scratch workspace and context (rmtree never follows links)."""
+    """End the scratch sandbox, then remove the scratch workspace (guest-written: fd-relative, no links followed)
+    and its host-only context."""
     runtime.end_session(scratch)
     remove_session_context(settings.data_dir, scratch)
-    shutil.rmtree(settings.workspaces_dir / scratch, ignore_errors=True)
+    guestfs.remove_tree(settings.workspaces_dir, scratch)
 
 
 async def replay_many(
