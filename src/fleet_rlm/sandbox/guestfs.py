@@ -227,7 +227,15 @@ def write_bytes(
         except FileExistsError:
             if exclusive:
                 raise GuestPathError("exists", shown, "already exists") from None
-            fd = child_file(dir_fd, name, os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC), shown=shown)
+            # no O_TRUNC: child_file refuses a hard-linked file only after open(), which O_TRUNC would already
+            # have emptied; truncate once the descriptor passed its checks
+            fd = child_file(dir_fd, name, os.O_WRONLY | (os.O_APPEND if append else 0), shown=shown)
+            if not append:
+                try:
+                    os.ftruncate(fd, 0)
+                except BaseException:
+                    os.close(fd)
+                    raise
         else:
             try:
                 set_owner_mode(fd, mode=mode, gid=gid)

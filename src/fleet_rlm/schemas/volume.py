@@ -31,3 +31,8 @@ class VolumeFile(BaseModel):
     encoding: Literal["utf-8", "base64"]
     content: str
     truncated: bool = Field(description="True when only the first `limit` bytes are returned.")
+
+
+class VolumeWrite(BaseModel):
+    path: str = Field(description="The written file, relative to the workspace root.")
+    size: int = Field(description="Bytes written.")

@@ -420,9 +420,17 @@ export interface paths {
          * @description The start of a file as UTF-8 text (or base64 for binary), with `truncated` when it is longer.
          */
         get: operations["getVolumeFile"];
-        put?: never;
+        /**
+         * Put Volume File
+         * @description Upload the raw request body as a file under memory/ or artifacts/ (parents are created; links refused).
+         */
+        put: operations["putVolumeFile"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete Volume File
+         * @description Delete a file under memory/ or artifacts/ (a link is removed itself, never its target).
+         */
+        delete: operations["deleteVolumeFile"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3103,6 +3111,19 @@ export interface components {
             /** Max Depth */
             max_depth: number;
         };
+        /** VolumeWrite */
+        VolumeWrite: {
+            /**
+             * Path
+             * @description The written file, relative to the workspace root.
+             */
+            path: string;
+            /**
+             * Size
+             * @description Bytes written.
+             */
+            size: number;
+        };
         /** WsTicketOut */
         WsTicketOut: {
             /**
@@ -4187,6 +4208,144 @@ export interface operations {
             };
             /** @description No such path in the caller's workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    putVolumeFile: {
+        parameters: {
+            query: {
+                /** @description memory/... or artifacts/... file. */
+                path: string;
+                /** @description Replace an existing file's content. */
+                overwrite?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": unknown;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeWrite"];
+                };
+            };
+            /** @description `invalid_path`: absolute, '..' or resolving outside the workspace. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `volume_read_only`: only memory/ and artifacts/ take uploads and deletes. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such path in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `file_exists`: the file exists and `overwrite` is false. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: larger than upload_max_bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    deleteVolumeFile: {
+        parameters: {
+            query: {
+                /** @description memory/... or artifacts/... file. */
+                path: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_path`: absolute, '..' or resolving outside the workspace. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `volume_read_only`: only memory/ and artifacts/ take uploads and deletes. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such path in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `file_exists`: the file exists and `overwrite` is false. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `payload_too_large`: larger than upload_max_bytes. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
