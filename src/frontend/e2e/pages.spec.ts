@@ -74,7 +74,10 @@ test("settings: create an LLM profile for the fake LM and test it", async ({ pag
 test("settings: limits come from the server's schema and only changed values are saved", async ({ page, shot }) => {
   await page.goto("/app/settings");
   const form = page.getByRole("form", { name: "Runtime settings" });
-  await expect(form.getByLabel(/^Turn timeout \(s\) \(10–86400\)/)).toHaveAttribute("min", "10");
+  // the range shown and enforced is the server's (RuntimeOverrides in /openapi.json), not a number in the UI
+  const spec = await (await fetch(`${state().baseUrl}/openapi.json`)).json();
+  const bounds = spec.components.schemas.RuntimeOverrides.properties.turn_timeout_s.anyOf[0];
+  await expect(form.getByLabel(`Turn timeout (s) (${bounds.minimum}–${bounds.maximum})`)).toHaveAttribute("min", String(bounds.minimum));
   await form.getByLabel(/^Max RLM iterations/).fill("7");
   const patch = page.waitForRequest((r) => r.method() === "PATCH" && r.url().endsWith("/api/v1/runtime/settings"));
   await form.getByRole("button", { name: "Save 1 change" }).click();
@@ -83,4 +86,18 @@ test("settings: limits come from the server's schema and only changed values are
   await shot("settings-runtime");
   await form.getByRole("button", { name: "Use the server default for max_iters" }).click();
   await expect(form.getByRole("button", { name: "Use the server default for max_iters" })).toHaveCount(0);
+});
+
+test("settings: add, disable and delete an MCP server", async ({ page }) => {
+  await page.goto("/app/settings");
+  const form = page.getByRole("form", { name: "Add an MCP server" });
+  await form.getByLabel("Name").fill("docs_e2e");
+  await form.getByLabel("Streamable HTTP URL").fill("https://mcp.example.com/mcp");
+  await form.getByRole("button", { name: "Add server" }).click();
+  const table = page.getByRole("table", { name: "MCP servers" });
+  await expect(table).toContainText("https://mcp.example.com/mcp");
+  await table.getByRole("checkbox", { name: "enabled" }).click(); // saved, then shown from the server
+  await expect(table.getByRole("checkbox", { name: "enabled" })).not.toBeChecked();
+  await table.getByRole("button", { name: "Delete MCP server docs_e2e" }).click();
+  await expect(page.getByRole("table", { name: "MCP servers" })).toHaveCount(0);
 });

@@ -1,5 +1,6 @@
-// Profiles, roles, runtime settings and connectivity tests.
+// Profiles, roles, runtime settings, MCP servers and connectivity tests.
 import { Connectivity } from "./Connectivity";
+import { McpServers } from "./McpServers";
 import { Profiles } from "./Profiles";
 import { RuntimeSettings } from "./RuntimeSettings";
 
@@ -9,6 +10,7 @@ export function ServerSettings() {
       <Connectivity />
       <Profiles />
       <RuntimeSettings />
+      <McpServers />
     </>
   );
 }
