@@ -69,22 +69,38 @@ def seed_run(
             await turns.update_turn(s, turn_id=turn.id, answer=answer, run_id=run.id)
             for type_, payload in event_types or []:
                 await events.append_event(s, run_id=run.id, type=type_, payload=payload)
-            if status == "running":
+            if status in ("running", "succeeded"):
                 await runs.set_run_status(s, run_id=run.id, status="running")
+            if status == "succeeded":
+                await runs.set_run_status(s, run_id=run.id, status="succeeded")
         return run.id
 
     return on_app(client, seed)
 
 
 def seed_artifact(
-    client: TestClient, headers: dict[str, str], session_id: str, run_id: str | None, path: str, name: str = "a.txt"
+    client: TestClient,
+    headers: dict[str, str],
+    session_id: str,
+    run_id: str | None,
+    path: str,
+    name: str = "a.txt",
+    media_type: str | None = None,
 ) -> str:
     owner = user_id(client, headers)
 
     async def seed(db: Database) -> str:
         async with db.transaction() as s:
             row = await artifacts.create_artifact(
-                s, user_id=owner, session_id=session_id, run_id=run_id, name=name, path=path, size=5, sha256="0" * 64
+                s,
+                user_id=owner,
+                session_id=session_id,
+                run_id=run_id,
+                name=name,
+                path=path,
+                size=5,
+                sha256="0" * 64,
+                media_type=media_type,
             )
         return row.id
 

@@ -157,8 +157,19 @@ class FleetClient:
     def list_turns(self, session_id: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/turns", limit=limit, offset=offset))
 
+    def fork_session(self, session_id: str, after_turn: int | None = None, title: str | None = None) -> dict[str, Any]:
+        body = {key: value for key, value in (("after_turn", after_turn), ("title", title)) if value is not None}
+        return dict(self.request("POST", f"{API}/sessions/{session_id}/fork", json=body).json())
+
     def export_session(self, session_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/export"))
+
+    def export_session_text(self, session_id: str, fmt: str, redact: bool | None = None) -> str:
+        """The export in `fmt` (json, html or markdown) exactly as the server wrote it."""
+        params: dict[str, Any] = {"format": fmt}
+        if redact is not None:
+            params["redact"] = "true" if redact else "false"
+        return self.request("GET", f"{API}/sessions/{session_id}/export", params=params).text
 
     def active_run(self, session_id: str) -> str | None:
         """Id of the session's queued or running run, if any."""

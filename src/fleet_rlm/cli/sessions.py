@@ -1,9 +1,10 @@
-"""`fleet-rlm sessions list|show|export|delete`: the same sessions the chat and web UI see, via the API."""
+"""`fleet-rlm sessions list|show|fork|export|delete`: the same sessions the chat and web UI see, via the API."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -14,7 +15,8 @@ from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import ServerOption
 
-sessions_app = typer.Typer(help="List, show, export and delete chat sessions.", no_args_is_help=True)
+ExportFormat = Literal["json", "html", "markdown"]
+sessions_app = typer.Typer(help="List, show, fork, export and delete chat sessions.", no_args_is_help=True)
 
 
 @sessions_app.command("list")
@@ -66,6 +68,11 @@ def show_session(
             return
         console = Console(highlight=False)
         console.print(f"[bold]{session['title'] or '(untitled)'}[/bold]  {session['id']}")
+        if session.get("forked_from_id"):
+            origin, after = session["forked_from_id"], session.get("forked_after_turn")
+            console.print(f"[dim]forked from {origin} after turn {after}[/dim]")
+        for fork in session.get("forks") or []:
+            console.print(f"[dim]fork {fork['id']} after turn {fork['forked_after_turn']}: {fork['title']}[/dim]")
         if session.get("summary"):
             console.print(f"[dim]{session['summary']}[/dim]")
         for turn in turns["items"]:
@@ -75,24 +82,60 @@ def show_session(
     guarded(body)
 
 
-@sessions_app.command("export")
-def export_session(
+@sessions_app.command("fork")
+def fork_session(
     session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id (or a unique prefix of it)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
+    after_turn: int | None = typer.Option(
+        None, "--after-turn", min=0, help="Keep turns 1..N (turns count from 1; default: all of them)."
+    ),
+    title: str | None = typer.Option(None, "--title", help="Title of the fork (default: the origin's + fork point)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the new session as JSON."),
     url_server: str | None = ServerOption,
 ) -> None:
-    """The session with its turns, runs, events and artifact metadata as one JSON document."""
+    """A new session whose history is the session's first turns; the REPL state is not carried."""
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             full_id = resolve_session_id(client, session_id)
-            bundle = client.export_session(full_id)
-        text = json.dumps(bundle, indent=2, ensure_ascii=False)
+            fork = client.fork_session(full_id, after_turn=after_turn, title=title)
+        if as_json:
+            typer.echo(json.dumps(fork, ensure_ascii=False))
+            return
+        typer.echo(fork["id"])
+        typer.echo(f"forked session {full_id} after turn {fork['forked_after_turn']}: {fork['title']}", err=True)
+
+    guarded(body)
+
+
+@sessions_app.command("export")
+def export_session(
+    session_id: str = typer.Argument(..., metavar="SESSION_ID", help="Session id (or a unique prefix of it)."),
+    fmt: ExportFormat = typer.Option(
+        "json", "--format", "-f", help="json (the full bundle), html (one self-contained file to share) or markdown."
+    ),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
+    redact: bool | None = typer.Option(
+        None,
+        "--redact/--no-redact",
+        help="Replace user ids, names and host paths (default: on for html/markdown, off for json). "
+        "Keys and auth headers are removed either way.",
+    ),
+    url_server: str | None = ServerOption,
+) -> None:
+    """The session with its turns, runs, events and artifacts: JSON to archive, HTML or Markdown to share."""
+
+    def body() -> None:
+        with open_client(url_server, need_model=False) as client:
+            full_id = resolve_session_id(client, session_id)
+            if fmt == "json" and redact is None:
+                text = json.dumps(client.export_session(full_id), indent=2, ensure_ascii=False) + "\n"
+            else:
+                text = client.export_session_text(full_id, fmt, redact)
         if output is None:
-            typer.echo(text)
+            typer.echo(text, nl=False)
         else:
-            output.write_text(text + "\n", encoding="utf-8")
-            typer.echo(f"exported session {full_id} to {output}", err=True)
+            output.write_text(text, encoding="utf-8")
+            typer.echo(f"exported session {full_id} ({fmt}) to {output}", err=True)
 
     guarded(body)
 

@@ -41,6 +41,7 @@ from fleet_rlm.events.results import (
     Usage,
     UsageTotals,
 )
+from fleet_rlm.events.sessions import FORK_NOT_SHARED, FORK_SHARED, SessionForked
 from fleet_rlm.events.status import RunOutcome, RunStatus
 from fleet_rlm.events.steps import (
     ChildEnd,
@@ -77,6 +78,8 @@ __all__ = [
     "EVENT_ADAPTER",
     "EVENT_CLASSES",
     "EVENT_TYPES",
+    "FORK_NOT_SHARED",
+    "FORK_SHARED",
     "PREVIEW_CHARS",
     "TERMINAL_TYPES",
     "ArtifactCreated",
@@ -106,6 +109,7 @@ __all__ = [
     "RunOutcome",
     "RunStatus",
     "SandboxReset",
+    "SessionForked",
     "Status",
     "SubLMEnd",
     "SubLMStart",

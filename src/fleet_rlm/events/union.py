@@ -27,6 +27,7 @@ from fleet_rlm.events.lifecycle import (
     WarningEvent,
 )
 from fleet_rlm.events.results import ArtifactCreated, Final, MemoryUpdated, Summary, Usage
+from fleet_rlm.events.sessions import SessionForked
 from fleet_rlm.events.steps import (
     ChildEnd,
     ChildProgress,
@@ -71,7 +72,8 @@ Event = Annotated[
     | Final
     | Summary
     | ErrorEvent
-    | SandboxReset,
+    | SandboxReset
+    | SessionForked,
     Field(discriminator="type"),
 ]
 """Any event a client can see, discriminated by `type`."""
@@ -108,6 +110,7 @@ EVENT_CLASSES: tuple[type[EventBase], ...] = (
     Summary,
     ErrorEvent,
     SandboxReset,
+    SessionForked,
 )
 """Every kind, in documentation order."""
 

@@ -19,8 +19,33 @@ class SessionOut(Out):
     settings: dict[str, Any]
     workspace_id: str | None
     last_run_id: str | None
+    forked_from_id: str | None = Field(description="Session this one was forked from (null unless a fork).")
+    forked_after_turn: int | None = Field(description="Turns kept from the origin when forking (null unless a fork).")
     created_at: datetime
     updated_at: datetime
+
+
+class ForkRef(Out):
+    """A session forked from this one."""
+
+    id: str
+    title: str
+    forked_after_turn: int | None
+    created_at: datetime
+
+
+class SessionDetail(SessionOut):
+    forks: list[ForkRef] = Field(description="Sessions forked from this one (oldest first, at most 200).")
+
+
+class ForkCreate(In):
+    after_turn: int | None = Field(
+        default=None,
+        ge=0,
+        description="Keep the origin's turns 1..after_turn (turns count from 1; TurnOut.index + 1). "
+        "Default: all its turns.",
+    )
+    title: str | None = Field(default=None, max_length=500, description="Default: the origin's title + fork point.")
 
 
 class SessionPage(PageMeta):

@@ -6,7 +6,6 @@ import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse
 
 from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep, live_pool
@@ -15,7 +14,10 @@ from fleet_rlm.sandbox.context_view import remove_session_context
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.sessions import (
     ActiveRun,
+    ForkCreate,
+    ForkRef,
     SessionCreate,
+    SessionDetail,
     SessionExport,
     SessionOut,
     SessionPage,
@@ -25,9 +27,11 @@ from fleet_rlm.schemas.sessions import (
     TurnOut,
     TurnPage,
 )
-from fleet_rlm.services.export import build_export
+from fleet_rlm.services.fork import fork_session
 from fleet_rlm.services.lookups import not_found, owned_session
-from fleet_rlm.store.repos import runs, sessions, turns
+from fleet_rlm.services.share import Owner, ShareFormat, share_session
+from fleet_rlm.services.share_html import CSP
+from fleet_rlm.store.repos import forks, runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 NOT_FOUND: Responses = {404: {"description": "No such session for this user."}}
@@ -73,9 +77,40 @@ async def list_session_states(user: CurrentUserDep, s: TxDep) -> SessionStates:
     return SessionStates(items=items)
 
 
-@router.get("/{session_id}", operation_id="getSession", response_model=SessionOut, responses=NOT_FOUND)
-async def get_session(session_id: str, user: CurrentUserDep, s: TxDep) -> SessionOut:
+@router.get("/{session_id}", operation_id="getSession", response_model=SessionDetail, responses=NOT_FOUND)
+async def get_session(session_id: str, user: CurrentUserDep, s: TxDep) -> SessionDetail:
+    """The session, its fork origin (`forked_from_id`, `forked_after_turn`) and the sessions forked from it."""
     row = await owned_session(s, user_id=user.user_id, session_id=session_id)
+    children = await forks.list_forks(s, user_id=user.user_id, session_id=session_id)
+    return SessionDetail.model_validate(
+        {**SessionOut.model_validate(row).model_dump(), "forks": [ForkRef.model_validate(c) for c in children]}
+    )
+
+
+@router.post(
+    "/{session_id}/fork",
+    operation_id="forkSession",
+    response_model=SessionOut,
+    status_code=201,
+    responses={
+        **NOT_FOUND,
+        409: {"description": "A kept turn is still running (`turn_running`)."},
+        422: {"description": "`after_turn` is past the session's last turn (`invalid_turn`)."},
+    },
+)
+async def fork_session_route(
+    session_id: str, user: CurrentUserDep, database: DatabaseDep, body: ForkCreate | None = None
+) -> SessionOut:
+    """A new session whose history is this session's turns 1..after_turn (default: all of them).
+
+    The turns are copied and keep pointing at the origin's runs (their events and artifacts stay readable);
+    attachments and the workspace are shared, the REPL state is not. The fork's `last_run_id` is a run holding
+    one `session_forked` event that says so. Only the session's owner can fork it.
+    """
+    data = body or ForkCreate()
+    row = await fork_session(
+        database, user_id=user.user_id, session_id=session_id, after_turn=data.after_turn, title=data.title
+    )
     return SessionOut.model_validate(row)
 
 
@@ -125,12 +160,36 @@ async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, pa
     "/{session_id}/export",
     operation_id="exportSession",
     response_model=SessionExport,
-    responses={**NOT_FOUND, 200: {"description": "The bundle, as a JSON attachment download."}},
+    responses={
+        **NOT_FOUND,
+        200: {
+            "description": "The session as a download: the JSON bundle (format=json), one self-contained HTML file "
+            "(format=html) or Markdown (format=markdown).",
+            "content": {"text/html": {"schema": {"type": "string"}}, "text/markdown": {"schema": {"type": "string"}}},
+        },
+    },
 )
-async def export_session(session_id: str, user: CurrentUserDep, database: DatabaseDep) -> JSONResponse:
-    """One JSON bundle: the session, its turns, runs, every event and artifact metadata."""
-    bundle = await build_export(database, user_id=user.user_id, session_id=session_id)
-    return JSONResponse(
-        bundle.model_dump(mode="json"),
-        headers={"Content-Disposition": f'attachment; filename="fleet-session-{session_id}.json"'},
+async def export_session(
+    session_id: str,
+    user: CurrentUserDep,
+    database: DatabaseDep,
+    settings: SettingsDep,
+    format: Annotated[ShareFormat, Query(description="json (the bundle), html (to share) or markdown.")] = "json",
+    redact: Annotated[
+        bool | None,
+        Query(description="Replace identities and host paths (default: on for html/markdown, off for json)."),
+    ] = None,
+) -> Response:
+    """The session with its turns, runs, every event and artifact metadata. Secrets are removed in every format;
+    html and markdown also replace user ids, names and host paths by default (listed at the top of the file)."""
+    owner = Owner(
+        user_id=user.user_id,
+        names=(user.name, user.display_name),
+        workspace_id=user.workspace_id,
+        workspace_root=user.workspace_root,
     )
+    shared = await share_session(database, settings, owner=owner, session_id=session_id, fmt=format, redact=redact)
+    headers = {"Content-Disposition": f'attachment; filename="{shared.filename}"', "X-Content-Type-Options": "nosniff"}
+    if format == "html":
+        headers["Content-Security-Policy"] = CSP
+    return Response(shared.content, media_type=shared.media_type, headers=headers)

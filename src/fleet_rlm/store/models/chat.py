@@ -25,7 +25,11 @@ ATTACHMENT_KINDS = ("file", "url", "text")
 
 
 class ChatSession(StoreModel, table=True):
-    """A conversation. `last_run_id` is a plain reference (no FK) because runs already point at sessions."""
+    """A conversation. `last_run_id` is a plain reference (no FK) because runs already point at sessions.
+
+    A fork records its origin in `forked_from_id` (a plain reference: the fork outlives a deleted origin) and
+    `forked_after_turn` (how many of the origin's turns it kept).
+    """
 
     __tablename__ = "sessions"
 
@@ -36,6 +40,8 @@ class ChatSession(StoreModel, table=True):
     summary: str | None = text_field()
     settings: dict[str, Any] = json_field()
     last_run_id: str | None = ref_field()
+    forked_from_id: str | None = ref_field(index=True)
+    forked_after_turn: int | None = int_field(default=None, nullable=True)
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
 

@@ -32,7 +32,8 @@ export type FleetEvent =
   | Final
   | Summary
   | ErrorEvent
-  | SandboxReset;
+  | SandboxReset
+  | SessionForked;
 
 /**
  * The run began executing a turn (after it left the queue).
@@ -1700,4 +1701,62 @@ export interface SandboxReset {
    */
   ts: string;
   type: "sandbox_reset";
+}
+/**
+ * This session was forked from another one after one of its turns; says what the two share.
+ */
+export interface SessionForked {
+  /**
+   * Who emitted it: `root`, `child:{child_id}`, `router`, `tools` or `runner`.
+   */
+  actor: string;
+  /**
+   * Turns kept: the origin's turns 1..after_turn (index 0..after_turn-1).
+   */
+  after_turn: number;
+  /**
+   * Recursion depth of the actor: 0 root, 1 child, ...
+   */
+  depth: number;
+  /**
+   * Unique id of this event (hex uuid).
+   */
+  id: string;
+  /**
+   * What the fork does not get from its origin.
+   */
+  not_shared: string[];
+  /**
+   * Session the fork was made from.
+   */
+  origin_session_id: string;
+  /**
+   * How many turns the origin had when it was forked.
+   */
+  origin_turns: number;
+  /**
+   * Id of the enclosing step or child (e.g. the child_id of a child's events).
+   */
+  parent_id: string | null;
+  /**
+   * Run this event belongs to.
+   */
+  run_id: string;
+  /**
+   * Position in the run's event log: dense and monotonic per run, assigned when persisted (0 means not yet persisted).
+   */
+  seq: number;
+  /**
+   * Session the run belongs to.
+   */
+  session_id: string;
+  /**
+   * What fork and origin share.
+   */
+  shared: string[];
+  /**
+   * When it happened (UTC, ISO 8601).
+   */
+  ts: string;
+  type: "session_forked";
 }

@@ -151,7 +151,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Session */
+        /**
+         * Get Session
+         * @description The session, its fork origin (`forked_from_id`, `forked_after_turn`) and the sessions forked from it.
+         */
         get: operations["getSession"];
         put?: never;
         post?: never;
@@ -169,6 +172,30 @@ export interface paths {
          * @description Change title, summary or settings; fields left out stay as they are.
          */
         patch: operations["updateSession"];
+        trace?: never;
+    };
+    "/api/v1/sessions/{session_id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork Session Route
+         * @description A new session whose history is this session's turns 1..after_turn (default: all of them).
+         *
+         *     The turns are copied and keep pointing at the origin's runs (their events and artifacts stay readable);
+         *     attachments and the workspace are shared, the REPL state is not. The fork's `last_run_id` is a run holding
+         *     one `session_forked` event that says so. Only the session's owner can fork it.
+         */
+        post: operations["forkSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/sessions/{session_id}/turns": {
@@ -204,7 +231,8 @@ export interface paths {
         };
         /**
          * Export Session
-         * @description One JSON bundle: the session, its turns, runs, every event and artifact metadata.
+         * @description The session with its turns, runs, every event and artifact metadata. Secrets are removed in every format;
+         *     html and markdown also replace user ids, names and host paths by default (listed at the top of the file).
          */
         get: operations["exportSession"];
         put?: never;
@@ -1677,6 +1705,36 @@ export interface components {
              */
             created_at: string;
         };
+        /** ForkCreate */
+        ForkCreate: {
+            /**
+             * After Turn
+             * @description Keep the origin's turns 1..after_turn (turns count from 1; TurnOut.index + 1). Default: all its turns.
+             */
+            after_turn?: number | null;
+            /**
+             * Title
+             * @description Default: the origin's title + fork point.
+             */
+            title?: string | null;
+        };
+        /**
+         * ForkRef
+         * @description A session forked from this one.
+         */
+        ForkRef: {
+            /** Id */
+            id: string;
+            /** Title */
+            title: string;
+            /** Forked After Turn */
+            forked_after_turn: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -2628,6 +2686,48 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** SessionDetail */
+        SessionDetail: {
+            /** Id */
+            id: string;
+            /** Title */
+            title: string;
+            /** Summary */
+            summary: string | null;
+            /** Settings */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** Workspace Id */
+            workspace_id: string | null;
+            /** Last Run Id */
+            last_run_id: string | null;
+            /**
+             * Forked From Id
+             * @description Session this one was forked from (null unless a fork).
+             */
+            forked_from_id: string | null;
+            /**
+             * Forked After Turn
+             * @description Turns kept from the origin when forking (null unless a fork).
+             */
+            forked_after_turn: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Forks
+             * @description Sessions forked from this one (oldest first, at most 200).
+             */
+            forks: components["schemas"]["ForkRef"][];
+        };
         /**
          * SessionExport
          * @description Everything about one session in one JSON document.
@@ -2670,6 +2770,16 @@ export interface components {
             workspace_id: string | null;
             /** Last Run Id */
             last_run_id: string | null;
+            /**
+             * Forked From Id
+             * @description Session this one was forked from (null unless a fork).
+             */
+            forked_from_id: string | null;
+            /**
+             * Forked After Turn
+             * @description Turns kept from the origin when forking (null unless a fork).
+             */
+            forked_after_turn: number | null;
             /**
              * Created At
              * Format: date-time
@@ -3490,7 +3600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionOut"];
+                    "application/json": components["schemas"]["SessionDetail"];
                 };
             };
             /** @description No such session for this user. */
@@ -3589,6 +3699,53 @@ export interface operations {
             };
         };
     };
+    forkSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ForkCreate"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionOut"];
+                };
+            };
+            /** @description No such session for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A kept turn is still running (`turn_running`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `after_turn` is past the session's last turn (`invalid_turn`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listSessionTurns: {
         parameters: {
             query?: {
@@ -3678,7 +3835,12 @@ export interface operations {
     };
     exportSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description json (the bundle), html (to share) or markdown. */
+                format?: "json" | "html" | "markdown";
+                /** @description Replace identities and host paths (default: on for html/markdown, off for json). */
+                redact?: boolean | null;
+            };
             header?: never;
             path: {
                 session_id: string;
@@ -3687,13 +3849,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The bundle, as a JSON attachment download. */
+            /** @description The session as a download: the JSON bundle (format=json), one self-contained HTML file (format=html) or Markdown (format=markdown). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionExport"];
+                    "text/html": string;
+                    "text/markdown": string;
                 };
             };
             /** @description No such session for this user. */
