@@ -3,38 +3,14 @@ sees only that history, its first event says what is shared, and only the owner 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
 from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
-from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
+from fleet_rlm.testing import FakeLMServer
+from tests.helpers import run_turn
 
 from .isolation import assert_error, bearer, new_session, seed_run, token_settings
-from .turn_helpers import run_turn
-
-
-@pytest.fixture
-def lm() -> Iterator[FakeLMServer]:
-    with FakeLMServer(rules=[adapter_fields_rule(answer="forty-two")]) as server:
-        yield server
-
-
-@pytest.fixture
-def client(settings: Settings, lm: FakeLMServer) -> Iterator[TestClient]:
-    configured = settings.model_copy(
-        update={
-            "lm_model": lm.model,
-            "lm_api_base": lm.base_url,
-            "lm_api_key": SecretStr("fake"),
-            "sandbox_pool_size": 0,
-        }
-    )
-    with TestClient(create_app(configured)) as test_client:
-        yield test_client
 
 
 def test_fork_after_turn_one_of_three_sees_only_that_turn(client: TestClient, lm: FakeLMServer) -> None:
