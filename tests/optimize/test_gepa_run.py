@@ -12,7 +12,7 @@ from fleet_rlm.config import Settings
 from fleet_rlm.llm import build_lm, resolve_profiles
 from fleet_rlm.optimize.gepa_run import GEPAConfig, run_gepa
 from fleet_rlm.optimize.modules import BuildContext, get_module
-from fleet_rlm.optimize.progress import Progress, ProgressTracker
+from fleet_rlm.optimize.progress import OptimizationProgress, ProgressTracker
 from fleet_rlm.testing import FakeLMServer
 from tests.optimize.fakes import TAUGHT, direct_rows, router_rows, teaching_lm
 
@@ -32,7 +32,7 @@ def context(settings: Settings, lm: FakeLMServer) -> BuildContext:
 
 
 def test_router_gepa_learns_from_reflection(settings: Settings, lm: FakeLMServer) -> None:
-    seen: list[Progress] = []
+    seen: list[OptimizationProgress] = []
     outcome = run_gepa(
         get_module("router"),
         context(settings, lm),

@@ -11,7 +11,9 @@ Phase = Literal["queued", "baseline", "optimizing", "validating", "saving", "don
 
 
 @dataclass
-class Progress:
+class OptimizationProgress:
+    """Where an optimization run is (phase, GEPA iteration, metric calls, scores); stored on the run row."""
+
     phase: Phase = "queued"
     iteration: int = 0
     metric_calls: int = 0
@@ -26,14 +28,14 @@ class Progress:
         return asdict(self)
 
 
-ProgressSink = Callable[[Progress], None]
+ProgressSink = Callable[[OptimizationProgress], None]
 
 
 class ProgressTracker:
-    """Owns the Progress and reports a copy on every change (thread-safe: GEPA evaluates on threads)."""
+    """Owns the OptimizationProgress and reports a copy on every change (thread-safe: GEPA evaluates on threads)."""
 
     def __init__(self, sink: ProgressSink | None = None) -> None:
-        self.progress = Progress()
+        self.progress = OptimizationProgress()
         self._sink = sink
         self._lock = threading.Lock()
 
@@ -41,7 +43,7 @@ class ProgressTracker:
         with self._lock:
             for key, value in changes.items():
                 setattr(self.progress, key, value)
-            snapshot = Progress(**asdict(self.progress))
+            snapshot = OptimizationProgress(**asdict(self.progress))
         if self._sink is not None:
             self._sink(snapshot)
 

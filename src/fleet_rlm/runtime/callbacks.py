@@ -24,7 +24,7 @@ from dspy.utils.callback import BaseCallback
 from fleet_rlm.events import LMCall, Reasoning, ToolCall, ToolResult, preview
 from fleet_rlm.llm.usage import LMCallRecord
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.runtime.progress import Progress
+from fleet_rlm.runtime.latest_step import LatestStep
 
 SILENT_TOOLS = frozenset({"finish"})
 """ReAct's built-in `finish` is a control signal, not a tool the user cares about."""
@@ -60,7 +60,7 @@ class EventCallback(BaseCallback):
         emitter: Emitter,
         *,
         iteration: Callable[[], int] | None = None,
-        progress: Progress | None = None,
+        progress: LatestStep | None = None,
         lm_iteration: Callable[[], int] | None = None,
     ) -> None:
         self.emitter = emitter

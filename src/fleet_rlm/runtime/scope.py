@@ -1,5 +1,5 @@
 """`TurnScope`: what every part of one turn shares (settings, budgets, LMs, sandbox access, programs, and the
-root's `Progress`, from which a partial answer is built when a budget stops the turn)."""
+root's `LatestStep`, from which a partial answer is built when a budget stops the turn)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.control import TurnControl
+from fleet_rlm.runtime.latest_step import LatestStep
 from fleet_rlm.runtime.lms import TurnLMs
 from fleet_rlm.runtime.programs import DIRECT, RLM_TASK, TOOLS, ProgramRegistry, ProgramSpec, resolve_program
-from fleet_rlm.runtime.progress import Progress
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 from fleet_rlm.sandbox import SandboxPool
 from fleet_rlm.sandbox.context_view import ensure_session_context
@@ -36,7 +36,7 @@ class TurnScope:
     watcher: ArtifactWatcher
     program_versions: Mapping[str, str] = field(default_factory=dict)
     registry: ProgramRegistry | None = None
-    progress: Progress = field(default_factory=Progress)
+    progress: LatestStep = field(default_factory=LatestStep)
     used_programs: dict[str, str] = field(default_factory=dict)
     skills: str = ""
     mcp: McpToolbox | None = None

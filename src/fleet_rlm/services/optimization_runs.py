@@ -23,7 +23,7 @@ from fleet_rlm.optimize.datasets import split_rows
 from fleet_rlm.optimize.gepa_run import GEPAConfig, GEPAOutcome, run_gepa
 from fleet_rlm.optimize.modules import BuildContext, LMProvider, OptimizableModule, get_module
 from fleet_rlm.optimize.programs_db import DatabasePrograms
-from fleet_rlm.optimize.progress import Progress, ProgressTracker
+from fleet_rlm.optimize.progress import OptimizationProgress, ProgressTracker
 from fleet_rlm.optimize.versions import manifest, program_json, results_json
 from fleet_rlm.services.jobs.follow import follow_job
 from fleet_rlm.services.jobs.job import Job, channel
@@ -139,9 +139,9 @@ class OptimizationService:
             heartbeat_s=self.settings.run_heartbeat_s,
             on_cancel=cancel.set,
         )
-        latest: dict[str, Progress] = {}
+        latest: dict[str, OptimizationProgress] = {}
 
-        def report(progress: Progress) -> None:  # on GEPA's threads
+        def report(progress: OptimizationProgress) -> None:  # on GEPA's threads
             latest["p"] = progress
             job.report(progress.to_dict())
 
@@ -171,11 +171,11 @@ class OptimizationService:
         module: OptimizableModule,
         outcome: GEPAOutcome | None,
         error: dict[str, Any] | None,
-        progress: Progress | None,
+        progress: OptimizationProgress | None,
         dataset: dict[str, Any],
         run_config: dict[str, Any],
     ) -> None:
-        final = (progress or Progress()).to_dict() | {"phase": "done"}
+        final = (progress or OptimizationProgress()).to_dict() | {"phase": "done"}
         async with self.database.transaction() as s:
             await repo.set_progress(s, run_id=run_id, progress=final)
             if outcome is None:

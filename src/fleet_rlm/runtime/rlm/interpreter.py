@@ -19,7 +19,7 @@ from dspy.primitives.facade import HOST_TOKEN_VAR
 from fleet_rlm.events import Code, Output, ReplVariable, ReplVariables, SandboxReset
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
-from fleet_rlm.runtime.progress import Progress
+from fleet_rlm.runtime.latest_step import LatestStep
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 
 RESET_MARKER = "[sandbox reset]"
@@ -57,7 +57,7 @@ class ObservedInterpreter:
         llm_tools: dict[str, Callable[..., Any]],
         watcher: ArtifactWatcher | None = None,
         on_iteration: Callable[[int], None] | None = None,
-        progress: Progress | None = None,
+        progress: LatestStep | None = None,
     ) -> None:
         self.inner = inner
         self.control = control

@@ -1,4 +1,4 @@
-"""`Progress`: the root actor's latest step, from which the answer of a turn a budget stopped is built.
+"""`LatestStep`: the root actor's latest step, from which the answer of a turn a budget stopped is built.
 
 When a budget or the time limit stops a turn, its answer is made from this note (the last reasoning and cell
 output) and the result is `partial` with the budget as `stop_reason` (TurnResult, the run row, turn_finished),
@@ -12,7 +12,7 @@ import threading
 OUTPUT_CHARS = 4000
 
 
-class Progress:
+class LatestStep:
     """Thread-safe: the root's callbacks and the interpreter note from different threads."""
 
     def __init__(self) -> None:
