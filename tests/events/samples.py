@@ -39,6 +39,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "reasoning": {"text": "Look at the headers first.", "iteration": 1},
     "code": {"code": "print(len(context))", "iteration": 1},
     "output": {"stream": "stdout", "text": "250000\n", "omitted_chars": 0, "iteration": 1},
+    "session_forked": {"origin_session_id": "s-origin", "after_turn": 1, "origin_turns": 3},
     "repl_variables": {
         "variables": [
             {"name": "x", "type": "list", "size": 3, "preview": "[1, 2, 3]", "input": False},

@@ -117,6 +117,7 @@ ALLOWED: dict[str, str] = {
     "runtime/context/documents.py": "writes the per-session context directory (host-only, read-only to the guest)",
     "runtime/context/repo.py": "clones into the per-session context directory (host-only) via temporary dirs",
     "runtime/mcp_client.py:_errlog": "a stdio MCP server's stderr log in <data_dir>/logs (host-only)",
+    "services/share_redact.py": "resolves the data dir, workspace root and home only to redact them; opens nothing",
     "optimize/modules.py": "reads program instruction files bundled in the package",
     "skills/cards_loader.py": "reads bundled skill cards",
     "sandbox/launcher.py": "host system paths for bwrap binds and /proc task counts; never a workspace path",

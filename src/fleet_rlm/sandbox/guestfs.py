@@ -351,6 +351,19 @@ def displace(dir_fd: int, name: str) -> str:
     return aside
 
 
+def remove_file(root: Path | str, rel: str) -> None:
+    """Unlink the file (or the link itself, never its target) at `rel`; a directory is refused ("not_file").
+
+    A swap between the check and the unlink cannot reach outside: both are relative to the parent's descriptor,
+    and unlinking a directory fails on its own."""
+    parent, name = _parent_and_name(rel)
+    with dir_at(root, parent) as dir_fd:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if kind_of(info.st_mode) == "dir":
+            raise GuestPathError("not_file", rel, "is a directory")
+        os.unlink(name, dir_fd=dir_fd)
+
+
 def remove_tree(parent: Path | str, name: str) -> None:
     """Remove the guest-writable tree `parent/name` without ever following a link inside it.
 

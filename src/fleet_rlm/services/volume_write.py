@@ -9,7 +9,6 @@ context) is read-only here: `volume_read_only`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from fleet_rlm.errors import FleetError
@@ -61,15 +60,14 @@ def write_file(root: Path, path: str, data: bytes, *, overwrite: bool) -> Volume
 def delete_file(root: Path, path: str) -> None:
     """Unlink a file (or a link itself) under memory/ or artifacts/; directories are refused."""
     rel = _writable(path)
-    parent, name = rel.rsplit("/", 1)
     try:
-        with guestfs.dir_at(root, parent) as dir_fd:
-            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if guestfs.kind_of(info.st_mode) == "dir":
-                raise FleetError(f"{path!r} is a directory", code="not_a_file", status=400, action="delete its files")
-            os.unlink(name, dir_fd=dir_fd)
-    except FleetError:
-        raise
+        guestfs.remove_file(root, rel)
+    except guestfs.GuestPathError as exc:
+        if exc.kind == "not_file" and exc.why == "is a directory":
+            raise FleetError(
+                f"{path!r} is a directory", code="not_a_file", status=400, action="delete its files"
+            ) from None
+        raise volume_error(path, exc, want="file") from None
     except FileNotFoundError:
         raise volume_error(path, guestfs.GuestPathError("missing", rel, "does not exist"), want="file") from None
     except OSError as exc:
