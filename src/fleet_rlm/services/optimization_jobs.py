@@ -3,14 +3,13 @@ swept to `interrupted` by the same sweeper as turns when their server died."""
 
 from __future__ import annotations
 
-from collections.abc import Container
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.services.jobs.job import FINISHED_EVENT, channel
 from fleet_rlm.services.jobs.sweep import JobRow, Orphaned
-from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.jobs.table import TableJobs
 from fleet_rlm.store import Database, InvalidTransitionError
 from fleet_rlm.store.repos import optimization as repo
 
@@ -18,19 +17,10 @@ KIND = "optimization"
 INTERRUPTED = {"code": "optimization_interrupted", "message": "the server stopped during the run"}
 
 
-class OptimizationJobs:
+class OptimizationJobs(TableJobs):
     """The `optimization_runs` table as a JobStore and a JobKind."""
 
     kind = KIND
-
-    def __init__(self, database: Database, bus: LocalBus, active: Container[str] = ()) -> None:
-        self.database = database
-        self.bus = bus
-        self._active = active
-
-    @property
-    def active(self) -> Container[str]:
-        return self._active
 
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         await repo.set_status(session, run_id=job_id, status="running", owner=owner)

@@ -8,13 +8,13 @@ is the shared one in `services/jobs/sweep.py`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Container
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.events import TurnInterrupted, event_to_json, with_seq
 from fleet_rlm.services.jobs.sweep import JobRow, Orphaned
+from fleet_rlm.services.jobs.table import TableJobs
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.store import Database, InvalidTransitionError
@@ -29,19 +29,10 @@ REASONS: dict[Orphaned, str] = {
 }
 
 
-class TurnJobs:
+class TurnJobs(TableJobs):
     """The `runs` table as a JobStore and a JobKind."""
 
     kind = "turn"
-
-    def __init__(self, database: Database, bus: LocalBus, active: Container[str] = ()) -> None:
-        self.database = database
-        self.bus = bus
-        self._active = active
-
-    @property
-    def active(self) -> Container[str]:
-        return self._active
 
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         await runs_repo.set_run_status(session, run_id=job_id, status="running", owner=owner)
