@@ -81,14 +81,18 @@ def swapping(mode: str, target: Path, link_to: Path) -> Iterator[Swapper]:
 
 
 def race(swapper: Swapper, attempt: object, *, min_attempts: int = 150, min_swaps: int = 150) -> int:
-    """Call `attempt()` until both it ran `min_attempts` times and the swapper swapped `min_swaps` times meanwhile
-    (bounded: at most 40x `min_attempts` calls). Returns the number of attempts."""
+    """Call `attempt()` until both it ran `min_attempts` times and the swapper swapped `min_swaps` times meanwhile.
+
+    Bounded by wall time, not by a count of attempts: on a fast machine the host's attempts can outpace a swapper
+    that the scheduler starves, and a count bound then ends the race before the swaps overlapped it."""
     start = swapper.swaps()
     count = 0
-    while count < 40 * min_attempts:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         attempt()  # type: ignore[operator]
         count += 1
         if count >= min_attempts and swapper.swaps() - start >= min_swaps:
             break
+    assert swapper.alive(), "the swapper died during the race"
     assert swapper.swaps() - start >= min_swaps, "the swaps did not overlap the host's attempts"
     return count
