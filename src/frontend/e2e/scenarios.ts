@@ -17,7 +17,12 @@ export const LOOP_TASK = "Keep looping until a limit stops you";
 /** Task text whose root LM call fails with an HTTP 400 (a failed turn). */
 export const FAIL_TASK = "Break on purpose: this model call fails";
 
+/** Marker in an edited task (Edit and rerun): its run answers EDITED_ANSWER, so the rerun visibly used the edit. */
+export const EDIT_MARKER = "EDIT-CUBES";
+export const EDITED_ANSWER = "Cubes of the primes: 8, 27 and 125.";
+
 export const RULES = [
+  rule(EDIT_MARKER, submit("Cube each prime.", EDITED_ANSWER)),
   rule("M-ROOT-DONE", submit("All children answered.", FAN_OUT_ANSWER)),
   rule("M-GAMMA-DONE", submit("Delta answered.", "gamma: delta says ok")),
   rule("M-LEAF-DONE", submit("Summaries in.", "leaf ok")),

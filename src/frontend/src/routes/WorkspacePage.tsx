@@ -7,11 +7,14 @@ import { Composer, type TurnRequest } from "../features/composer/Composer";
 import { RunBar } from "../features/run/RunBar";
 import { RunPanel } from "../features/run/RunPanel";
 import { rememberMode } from "../features/composer/mode";
-import { TurnView, UserMessage } from "../features/run/TurnView";
+import { TurnView, UserMessage, type TurnForking } from "../features/run/TurnView";
 import { useTurnStarter } from "../features/run/useTurnStarter";
-import { exportSession, useSession, useSessionStates, useTurns } from "../features/sessions/queries";
+import { useSession, useSessionStates, useTurns } from "../features/sessions/queries";
 import { SessionSidebar, TitleEditor } from "../features/sessions/SessionSidebar";
-import { api, call } from "../lib/api/client";
+import { ForkList, ForkOrigin } from "../features/share/ForkInfo";
+import { forkPointForTurn, prepareRerun, useFork } from "../features/share/forks";
+import { SessionMenu } from "../features/share/SessionMenu";
+import { api, call, type Schemas } from "../lib/api/client";
 import { useRun } from "../lib/events/useRun";
 
 export function WorkspacePage() {
@@ -37,6 +40,9 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   );
   const [params] = useSearchParams();
   const [renaming, setRenaming] = useState(false);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [rerunning, setRerunning] = useState(false);
+  const fork = useFork();
   const linkedRun = params.get("run");
   const active = states.data?.items.find((s) => s.session_id === sessionId)?.active_run?.id;
   const currentRunId = started?.runId ?? active ?? session.data?.last_run_id ?? null;
@@ -75,11 +81,38 @@ function Conversation({ sessionId }: { sessionId?: string }) {
     setStarted({ runId: made.runId, message: request.content, request });
   };
 
+  const forkAt = (afterTurn?: number) => {
+    if (!sessionId) return;
+    setActionError(null);
+    fork.mutate({ sessionId, afterTurn }, {
+      onSuccess: (made) => navigate(`/app/workspace/${made.id}`),
+      onError: (e) => setActionError(`Fork failed: ${e.message}`),
+    });
+  };
+  const rerun = async (turn: Schemas["TurnOut"], task: string) => {
+    if (!sessionId) return;
+    setActionError(null);
+    setRerunning(true);
+    try {
+      const { fork: made, request } = await prepareRerun(sessionId, turn, task);
+      const started = await start(made.id, request);
+      navigate(`/app/workspace/${made.id}`, { state: { runId: started.runId, message: request.content, request } });
+    } catch (e) {
+      setActionError(`Edit and rerun failed: ${e instanceof Error ? e.message : String(e)}`);
+      setRerunning(false);
+    }
+  };
+  const forking: TurnForking | undefined = sessionId
+    ? { onFork: (turn) => forkAt(forkPointForTurn(turn)), onRerun: (turn, task) => void rerun(turn, task), busy: fork.isPending || rerunning }
+    : undefined;
+
   if (sessionId && session.error) return <ErrorView error={session.error} retry={() => void session.refetch()} />;
   const items = turns.data?.items ?? [];
   const turnId = view.timeline.turnId ?? run.data?.turn_id;
   const currentTurn = items.find((t) => (t.run_id && t.run_id === currentRunId) || (!!turnId && t.id === turnId));
   const history = items.filter((t) => t !== currentTurn);
+  // a fork's first run only records the fork (session_forked); it is shown as the origin banner, not as a turn
+  const forkRun = !started && run.data?.execution_mode === "fork" && run.data.id === currentRunId;
   const busy = view.timeline.phase === "running";
   const failed = view.timeline.phase === "failed" || view.timeline.phase === "interrupted";
   const lastRequest: TurnRequest | null = started?.request ??
@@ -97,15 +130,23 @@ function Conversation({ sessionId }: { sessionId?: string }) {
           </h1>
         )}
         {sessionId && session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session">✎ Rename</button>}
-        {sessionId && <button onClick={() => void exportSession(sessionId)}>Export</button>}
+        {sessionId && <SessionMenu sessionId={sessionId} onFork={() => forkAt()} forking={fork.isPending} onError={setActionError} />}
       </div>
+      {actionError && (
+        <div className="flex items-center gap-2 border-b border-line bg-panel px-4 py-1.5 text-[13px] text-err" role="alert" data-testid="action-error">
+          <span className="min-w-0 grow">{actionError}</span>
+          <button type="button" className="link" onClick={() => setActionError(null)} aria-label="Dismiss the error">Dismiss</button>
+        </div>
+      )}
       <RunBar view={view} />
       <div className="scroll" ref={scroller} onScroll={onScroll}>
         {sessionId && (session.isPending || turns.isPending) && <Loading />}
         {!sessionId && <Empty>Describe a task below to start a new session. Attach files, paste text or give URLs as context.</Empty>}
-        {sessionId && turns.data && items.length === 0 && !currentRunId && <Empty>No turns yet. Ask something below.</Empty>}
-        {history.map((turn) => <TurnView key={turn.id} turn={turn} linked={!!linkedRun && turn.run_id === linkedRun} />)}
-        {currentRunId && (
+        {session.data && <ForkOrigin session={session.data} events={forkRun ? view.events : []} />}
+        {session.data && <ForkList forks={session.data.forks} />}
+        {sessionId && turns.data && items.length === 0 && (!currentRunId || forkRun) && <Empty>No turns yet. Ask something below.</Empty>}
+        {history.map((turn) => <TurnView key={turn.id} turn={turn} linked={!!linkedRun && turn.run_id === linkedRun} forking={forking} />)}
+        {currentRunId && !forkRun && (
           <article className="turn stack" aria-label="Current turn">
             <UserMessage text={currentTurn?.user_message ?? started?.message ?? view.timeline.input ?? "…"} />
             <RunPanel view={view} onRetry={retry} outcome={run.data?.outcome} stopReason={run.data?.stop_reason} traceUrl={run.data?.trace_url} />

@@ -1,19 +1,37 @@
-// One committed turn in the history: the user's message and answer; its steps are replayed on demand.
+// One committed turn in the history: the user's message and answer; its steps are replayed on demand. Earlier
+// turns offer "Edit and rerun" and "Fork from here" (both make a fork; this session is never changed).
 import { useState } from "react";
 import { Markdown } from "../../components/Lazy";
 import type { Schemas } from "../../lib/api/client";
 import { useRun } from "../../lib/events/useRun";
+import { EditTask, TurnActions } from "../share/TurnActions";
 import { RunPanel } from "./RunPanel";
 
 export function UserMessage({ text }: { text: string }) {
   return <div className="bubble-user" aria-label="Your message">{text}</div>;
 }
 
-export function TurnView({ turn, linked = false }: { turn: Schemas["TurnOut"]; linked?: boolean }) {
+export interface TurnForking {
+  /** A fork keeping turns 1..N of this session. */
+  onFork: (turn: Schemas["TurnOut"]) => void;
+  /** A fork before this turn plus a new turn with the edited task. */
+  onRerun: (turn: Schemas["TurnOut"], task: string) => void;
+  busy: boolean;
+}
+
+export function TurnView({ turn, linked = false, forking }: { turn: Schemas["TurnOut"]; linked?: boolean; forking?: TurnForking }) {
   const [open, setOpen] = useState(linked);
+  const [editing, setEditing] = useState(false);
+  const number = turn.index + 1;
   return (
-    <article className="turn stack" aria-label={`Turn ${turn.index + 1}`}>
-      <UserMessage text={turn.user_message} />
+    <article className="turn stack" aria-label={`Turn ${number}`}>
+      {editing && forking ? (
+        <EditTask number={number} initial={turn.user_message} busy={forking.busy} onCancel={() => setEditing(false)}
+          onRun={(task) => forking.onRerun(turn, task)} />
+      ) : (
+        <UserMessage text={turn.user_message} />
+      )}
+      {forking && !editing && <TurnActions number={number} busy={forking.busy} onEdit={() => setEditing(true)} onFork={() => forking.onFork(turn)} />}
       {open && turn.run_id ? (
         <PastRun runId={turn.run_id} />
       ) : (

@@ -1,6 +1,6 @@
 // Server state of sessions (TanStack Query): list/search, one session, its turns, and active runs.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, call, download } from "../../lib/api/client";
+import { api, call } from "../../lib/api/client";
 
 export const sessionKeys = {
   list: (q: string) => ["sessions", "list", q] as const,
@@ -54,8 +54,4 @@ export function useSessionMutations() {
     onSuccess: refresh,
   });
   return { create, rename, remove };
-}
-
-export function exportSession(id: string): Promise<void> {
-  return download(`/api/v1/sessions/${encodeURIComponent(id)}/export`, `fleet-session-${id}.json`);
 }
