@@ -8,7 +8,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -122,23 +121,3 @@ def test_server_refuses_requests_without_its_token(tmp_path: Path) -> None:
     assert httpx.post(f"{base}/_local/shutdown").status_code == 401
     allowed = httpx.get(f"{base}/api/v1/sessions", headers={TOKEN_HEADER: str(found["token"])})
     assert allowed.status_code == 200 and allowed.json()["items"] == []
-
-
-PROBE = """
-import sys
-from fleet_rlm.cli.main import fleet_rlm_entry
-sys.argv = ["fleet-rlm", "sessions", "list"]
-try:
-    fleet_rlm_entry()
-finally:
-    heavy = sorted({name.split(".")[0] for name in sys.modules} & {"dspy", "litellm", "fastapi", "sqlalchemy"})
-    print("HEAVY=" + ",".join(heavy), file=sys.stderr)
-"""
-
-
-def test_sessions_list_imports_no_model_or_web_stack(tmp_path: Path) -> None:
-    env = cli_env(tmp_path / "data")
-    for _ in range(2):  # the first call starts the server, the second finds it: neither loads the stacks
-        probe = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=240)
-        assert probe.returncode == 0, probe
-        assert "HEAVY=\n" in probe.stderr, probe.stderr

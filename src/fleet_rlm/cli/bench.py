@@ -93,3 +93,8 @@ def oolong(
         )
 
     guarded(body)
+
+
+from fleet_rlm.cli.perf import perf  # noqa: E402 - the performance suite joins the capability benchmarks
+
+bench_app.command("perf")(perf)

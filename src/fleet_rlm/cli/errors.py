@@ -8,10 +8,20 @@ from typing import TypeVar
 
 import typer
 
-from fleet_rlm.config import ConfigError
 from fleet_rlm.errors import FleetError
 
 T = TypeVar("T")
+
+
+class _NotLoaded(Exception):
+    """Stands in for ConfigError while the settings model is not imported (then none can have been raised)."""
+
+
+def config_error() -> type[Exception]:
+    """`fleet_rlm.config.ConfigError` if the settings model is loaded; looked up when an exception is matched,
+    so handling it never imports pydantic for the commands that do not read settings through the model."""
+    module = sys.modules.get("fleet_rlm.config")
+    return module.ConfigError if module is not None else _NotLoaded  # type: ignore[no-any-return]
 
 
 def fail(message: str, *, code: int = 1) -> typer.Exit:
@@ -54,7 +64,7 @@ def run_entry(app: Callable[[], object]) -> None:
     except FleetError as exc:
         typer.secho(exc.one_line(), fg=typer.colors.RED, err=True)
         sys.exit(1)
-    except ConfigError as exc:
+    except config_error() as exc:
         typer.secho(f"error[config_invalid]: {exc}", fg=typer.colors.RED, err=True)
         sys.exit(1)
     except KeyboardInterrupt:
@@ -73,7 +83,7 @@ def guarded(body: Callable[[], T]) -> T:
         return body()
     except FleetError as exc:
         raise fail(exc.one_line()) from None
-    except ConfigError as exc:
+    except config_error() as exc:
         raise fail(f"error[config_invalid]: {exc}") from None
     except KeyboardInterrupt:
         typer.echo("", err=True)

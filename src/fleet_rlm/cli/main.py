@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import typer
 
-from fleet_rlm.cli.auth import auth_app
-from fleet_rlm.cli.bench import bench_app
-from fleet_rlm.cli.chat import chat
-from fleet_rlm.cli.daytona import daytona_smoke, daytona_snapshot
-from fleet_rlm.cli.db import db_app
-from fleet_rlm.cli.doctor import doctor
 from fleet_rlm.cli.errors import guarded, run_entry
 from fleet_rlm.cli.help_style import hide_flag_types
-from fleet_rlm.cli.local_cmd import local_server_app
-from fleet_rlm.cli.mcp import mcp
-from fleet_rlm.cli.optimize import optimize_app
-from fleet_rlm.cli.perf import perf
-from fleet_rlm.cli.profiles import profiles_app
-from fleet_rlm.cli.replay import replay
-from fleet_rlm.cli.run import run
-from fleet_rlm.cli.sessions import sessions_app
-from fleet_rlm.config import load_settings
+from fleet_rlm.cli.lazy import lazy_group
 
 hide_flag_types()
-bench_app.command("perf")(perf)  # the performance suite joins the capability benchmarks under `bench`
+
+CLI = "fleet_rlm.cli"
+FLEET_RLM_COMMANDS = {  # listed in this order by --help: commands, then groups
+    "chat": f"{CLI}.chat:chat",
+    "run": f"{CLI}.run:run",
+    "web": f"{CLI}.main:web",
+    "serve-api": f"{CLI}.main:serve_api",
+    "doctor": f"{CLI}.doctor:doctor",
+    "mcp": f"{CLI}.mcp:mcp",
+    "replay": f"{CLI}.replay:replay",
+    "daytona-smoke": f"{CLI}.daytona:daytona_smoke",
+    "daytona-snapshot": f"{CLI}.daytona:daytona_snapshot",
+    "sessions": f"{CLI}.sessions:sessions_app",
+    "profiles": f"{CLI}.profiles:profiles_app",
+    "auth": f"{CLI}.auth:auth_app",
+    "db": f"{CLI}.db:db_app",
+    "local-server": f"{CLI}.local_cmd:local_server_app",
+    "optimize": f"{CLI}.optimize:optimize_app",
+    "bench": f"{CLI}.bench:bench_app",
+}
+FLEET_COMMANDS = {name: FLEET_RLM_COMMANDS[name] for name in ("chat", "run", "web", "doctor")}
 
 
 def _version(value: bool) -> None:
@@ -80,6 +86,8 @@ def _settings(host: str | None, port: int | None):  # type: ignore[no-untyped-de
         overrides["host"] = host
     if port is not None:
         overrides["port"] = port
+    from fleet_rlm.config import load_settings
+
     return load_settings(**overrides)
 
 
@@ -89,28 +97,13 @@ def build_fleet_rlm_app() -> typer.Typer:
         help="fleet-rlm: a persistent, recursive DSPy workbench.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        cls=lazy_group(FLEET_RLM_COMMANDS),  # each command's module is imported only when it runs
     )
 
     @app.callback()
     def root(version: bool = VersionOption) -> None:
         """fleet-rlm operator commands."""
 
-    app.command("chat")(chat)
-    app.command("run")(run)
-    app.command("web")(web)
-    app.command("serve-api")(serve_api)
-    app.command("doctor")(doctor)
-    app.command("mcp")(mcp)
-    app.add_typer(sessions_app, name="sessions")
-    app.command("replay")(replay)
-    app.add_typer(profiles_app, name="profiles")
-    app.add_typer(auth_app, name="auth")
-    app.add_typer(db_app, name="db")
-    app.add_typer(local_server_app, name="local-server")
-    app.add_typer(optimize_app, name="optimize")
-    app.add_typer(bench_app, name="bench")
-    app.command("daytona-smoke")(daytona_smoke)
-    app.command("daytona-snapshot")(daytona_snapshot)
     return app
 
 
@@ -120,12 +113,15 @@ def build_fleet_app() -> typer.Typer:
         help="fleet: chat with the workbench, or `fleet web` for the browser.",
         invoke_without_command=True,
         pretty_exceptions_enable=False,
+        cls=lazy_group(FLEET_COMMANDS),
     )
 
     @app.callback(invoke_without_command=True)
     def root(ctx: typer.Context, version: bool = VersionOption) -> None:
         """Without a command: the terminal chat on the embedded server (SQLite, local sandbox by default)."""
         if ctx.invoked_subcommand is None:
+            from fleet_rlm.cli.chat import chat
+
             chat(
                 session=None,
                 mode="auto",
@@ -137,10 +133,6 @@ def build_fleet_app() -> typer.Typer:
                 url_server=None,
             )
 
-    app.command("chat")(chat)
-    app.command("run")(run)
-    app.command("web")(web)
-    app.command("doctor")(doctor)
     return app
 
 
