@@ -49,6 +49,10 @@ test("a depth-2 run with parallel children renders as a nested tree with a step 
   await expect(detail).toContainText("gamma: delta says ok");
   await expect(page).toHaveURL(/\?run=\w+&node=\w+/);
   await shot("run-tree-detail");
+  // a child RLM's cell lists the variables of the child's own REPL
+  await tree.locator('[role="treeitem"][data-kind="code"]').filter({ hasText: "M-GAMMA-DONE" }).click();
+  await expect(detail.locator('[data-testid="variable"][data-name="d"]')).toHaveAttribute("data-change", "new");
+  await gamma.click();
   await run.getByRole("button", { name: "Expand all" }).click();
   await expect(tree.locator('[role="treeitem"][data-kind="batch"]').first()).toContainText("2/2 done");
 

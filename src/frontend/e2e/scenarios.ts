@@ -16,6 +16,9 @@ export const FAN_OUT_ANSWER = "Fan-out done: alpha, beta and gamma (with delta) 
 export const LOOP_TASK = "Keep looping until a limit stops you";
 /** Task text whose root LM call fails with an HTTP 400 (a failed turn). */
 export const FAIL_TASK = "Break on purpose: this model call fails";
+/** Task text whose first cell makes variables (one a string of HTML) and whose second changes and deletes some. */
+export const VARS_TASK = "Track the REPL variables across two cells";
+export const HOSTILE_PREVIEW = '<img src=x onerror="document.title=1">';
 
 /** Marker in an edited task (Edit and rerun): its run answers EDITED_ANSWER, so the rerun visibly used the edit. */
 export const EDIT_MARKER = "EDIT-CUBES";
@@ -26,6 +29,9 @@ export const RULES = [
   rule("M-ROOT-DONE", submit("All children answered.", FAN_OUT_ANSWER)),
   rule("M-GAMMA-DONE", submit("Delta answered.", "gamma: delta says ok")),
   rule("M-LEAF-DONE", submit("Summaries in.", "leaf ok")),
+  rule("M-VARS-TWO", submit("Both cells ran.", "Variables tracked.")),
+  rule("M-VARS-ONE", step("Grow the list, drop the scratch value.", "notes.append('beta')\ncount = 2\ndel scratch\nprint('M-VARS-TWO', notes)")),
+  rule("Track the REPL variables", step("Make some variables.", `notes = ['alpha']\ncount = 1\nscratch = 'temp'\nlabel = ${JSON.stringify(HOSTILE_PREVIEW)}\nprint('M-VARS-ONE', len(notes))`)),
   rule("Fan out the tree", step("Split into three sub-tasks.", "res = rlm_query_batched(['leaf alpha', 'leaf beta', 'branch gamma'])\nprint('M-ROOT-DONE', res)")),
   rule("branch gamma", step("Delegate one level deeper.", "d = rlm_query('leaf delta')\nprint('M-GAMMA-DONE', d)")),
   rule("leaf ", step("Ask two sub-LM questions at once.", "r = llm_query_batched(['summarize part one', 'summarize part two'])\nprint('M-LEAF-DONE', r)")),

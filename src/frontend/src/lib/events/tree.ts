@@ -27,7 +27,11 @@ export interface TreeNode {
   events: FleetEvent[];
   /** The spawned child's id (kind "child"), the batch id (kind "batch"), the call id (tool / sub_lm). */
   ref?: string;
+  /** A cell's REPL report (kind "code"), and the same agent's report after its previous cell. */
+  vars?: { report: ReplVariablesEvent; previous: ReplVariablesEvent | null };
 }
+
+type ReplVariablesEvent = Extract<FleetEvent, { type: "repl_variables" }>;
 
 export interface RunTree {
   nodes: Record<string, TreeNode>;
@@ -48,6 +52,8 @@ interface Agent {
   openTools: string[];
   /** lm_call events for an iteration whose node does not exist yet (the call precedes its reasoning). */
   pendingLm: Extract<FleetEvent, { type: "lm_call" }>[];
+  /** The REPL report after this agent's last cell (each agent has its own sandbox). */
+  lastVars: ReplVariablesEvent | null;
 }
 
 const END_STATUS: Record<string, NodeStatus> = {
@@ -95,7 +101,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
     n.events = [];
     rootId = n.id;
     t0 = n.start;
-    agents.root = { node: n.id, depth: 0, iter: null, iterNo: null, code: null, lastTs: n.start, openTools: [], pendingLm: [] };
+    agents.root = { node: n.id, depth: 0, iter: null, iterNo: null, code: null, lastTs: n.start, openTools: [], pendingLm: [], lastVars: null };
     return rootId;
   };
   const agentOf = (e: FleetEvent): Agent => {
@@ -178,6 +184,14 @@ export function buildTree(events: FleetEvent[]): RunTree {
         }
         break;
       }
+      case "repl_variables": {
+        const cell = a.code ? nodes[a.code] : null;
+        if (!cell) break;
+        cell.events.push(e);
+        cell.vars = { report: e, previous: a.lastVars };
+        a.lastVars = e;
+        break;
+      }
       case "tool_call": {
         const n = add(e, "tool", container(a), e.name, { ref: e.call_id, subtitle: firstLine(JSON.stringify(e.args)) });
         calls[e.call_id] = n.id;
@@ -244,7 +258,7 @@ export function buildTree(events: FleetEvent[]): RunTree {
       }
       case "child_start": {
         const n = add(e, "child", container(a), `Child RLM · depth ${e.child_depth}`, { ref: e.child_id, subtitle: firstLine(e.task_preview), agentDepth: e.child_depth });
-        agents[e.child_id] = { node: n.id, depth: e.child_depth, iter: null, iterNo: null, code: null, lastTs: ts, openTools: [], pendingLm: [] };
+        agents[e.child_id] = { node: n.id, depth: e.child_depth, iter: null, iterNo: null, code: null, lastTs: ts, openTools: [], pendingLm: [], lastVars: null };
         break;
       }
       case "child_end": {

@@ -1,11 +1,13 @@
 // What one tree node did, in full: the cell's code and output, a tool call's arguments and result, a sub-LM
-// call's prompt and response, a child's task and answer, errors, timing, tokens, and the raw events.
+// call's prompt and response, a child's task and answer, the REPL variables after a cell, errors, timing,
+// tokens, and the raw events.
 import type { ReactNode } from "react";
 import { CodeBlock } from "../../../components/Lazy";
 import type { FleetEvent } from "../../../lib/api/events.gen";
 import type { RunTree, TreeNode } from "../../../lib/events/tree";
 import { cost, duration, tokens } from "../format";
 import { STATUS_TEXT } from "./RunTree";
+import { Variables } from "./Variables";
 
 const BADGE: Record<TreeNode["status"], string> = { running: "", ok: "ok", failed: "err", warn: "warn", cancelled: "warn" };
 
@@ -127,6 +129,7 @@ function Cell({ node }: { node: TreeNode }) {
       <Field label="Output">{stdout || !stderr ? <Text text={stdout} /> : null}</Field>
       {stderr && <Field label="stderr"><pre className="max-h-80 text-err">{stderr}</pre></Field>}
       {omitted > 0 && <p className="muted">{omitted.toLocaleString()} characters omitted from the middle of the output.</p>}
+      <Variables key={node.id} cell={node} />
     </>
   );
 }
