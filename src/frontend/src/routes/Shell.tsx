@@ -1,9 +1,12 @@
-// The frame around every page: brand, navigation, theme, and the sign-in gate when auth is on.
+// The frame around every page: brand, navigation, theme, the keyboard shortcuts (and their help, ?), and the
+// sign-in gate when auth is on.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { NavLink, Outlet } from "react-router";
 import { ErrorView, Loading } from "../components/States";
 import { ThemeToggle } from "../components/ThemeToggle";
+import { ShortcutsHelp } from "../features/shortcuts/ShortcutsHelp";
+import { useShortcuts } from "../features/shortcuts/useShortcuts";
 import { api, call } from "../lib/api/client";
 import { isUnauthorized } from "../lib/api/errors";
 import { onTokenChange } from "../lib/auth";
@@ -23,6 +26,9 @@ export function useMe() {
 export function Shell() {
   const client = useQueryClient();
   const me = useMe();
+  const [help, setHelp] = useState(false);
+  const openHelp = useCallback(() => setHelp(true), []);
+  useShortcuts({ helpOpen: help, openHelp });
   useEffect(() => {
     const unsubscribe = onTokenChange(() => void client.resetQueries());
     return () => unsubscribe();
@@ -48,8 +54,10 @@ export function Shell() {
           ))}
         </nav>
         {me.data && <span className="muted" aria-label="Signed in as">{me.data.display_name ?? me.data.name}</span>}
+        <button type="button" onClick={openHelp} aria-label="Keyboard shortcuts" aria-keyshortcuts="?" title="Keyboard shortcuts (?)">?</button>
         <ThemeToggle />
       </header>
+      <ShortcutsHelp open={help} onOpenChange={setHelp} />
       <main className="main" id="main">
         {body}
       </main>

@@ -1,6 +1,7 @@
 // The run as a collapsible tree on one shared time axis (a waterfall): each row is a span with its status,
 // tokens and a duration bar. Rows are virtualized, so a run with thousands of steps scrolls smoothly; the
-// axis follows the clock while the run is live. Arrow keys move, Left/Right collapse and expand.
+// axis follows the clock while the run is live. Arrow keys move, Left/Right collapse and expand, Home/End jump
+// (the list of shortcuts is features/shortcuts/shortcuts.ts).
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, type KeyboardEvent } from "react";
 import type { RunTree as Tree, TreeNode } from "../../../lib/events/tree";
@@ -48,8 +49,11 @@ export function RunTreeView({ tree, selected, onSelect, collapsed, onToggle }: {
     const node = rows[at] ? tree.nodes[rows[at].id] : null;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
-      const next = rows[Math.min(rows.length - 1, Math.max(0, at + (e.key === "ArrowDown" ? 1 : -1)))];
+      const next = index < 0 ? rows[0] : rows[Math.min(rows.length - 1, Math.max(0, at + (e.key === "ArrowDown" ? 1 : -1)))];
       if (next) onSelect(next.id);
+    } else if ((e.key === "Home" || e.key === "End") && rows.length) {
+      e.preventDefault();
+      onSelect(rows[e.key === "Home" ? 0 : rows.length - 1].id);
     } else if (node && e.key === "ArrowRight" && node.children.length && collapsed.has(node.id)) {
       e.preventDefault();
       onToggle(node.id);
