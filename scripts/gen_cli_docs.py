@@ -46,6 +46,14 @@ or other settings (a changed `.env`, model, database...), and it stops itself af
 (default 900) without requests, running turns or an open chat. `fleet-rlm local-server status|stop` shows or
 stops it; `FLEET_CLI_SERVER=inprocess` runs the app inside each command instead, as before.
 
+The client side reads only a few settings (data dir, server mode, whether a model is configured, the URL policy
+and the server's fingerprint). It remembers them in `~/.cache/fleet-rlm/cli-settings.json` (or under
+`$XDG_CACHE_HOME`; mode 0600, a few entries) under a hash of every input the settings are built from: the
+`FLEET_`/`DSPY_`/`DAYTONA_` environment, `HOME`, the working directory, the bytes of `.env` and of the policy
+file, the installed code and packages. A call with the same inputs skips building the settings model (~0.2 s);
+any change is a full load, and an invalid setting is refused on every call, never remembered. Deleting the file
+is always safe.
+
 ## The terminal chat
 
 Each message is a turn, streamed as it runs: reasoning, code (highlighted), output, tool calls, sub-LM

@@ -17,6 +17,7 @@ BIN = Path(sys.executable).parent
 def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "DAYTONA_"))}
     env.update({"FLEET_DATA_DIR": str(data_dir), "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"})
+    env["XDG_CACHE_HOME"] = str(data_dir.parent / "xdg-cache")  # the CLI's settings memo stays in the test's dir
     env["FLEET_LOCAL_SERVER_IDLE_S"] = "60"  # a local server a test forgets does not outlive the run for long
     env.update(extra)
     return env

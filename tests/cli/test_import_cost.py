@@ -53,3 +53,19 @@ def test_sessions_list_imports_no_model_or_web_stack(tmp_path: Path) -> None:
         loaded, ours = _probe(["sessions", "list"], env)
         assert not loaded & MODEL_AND_WEB, loaded
         assert not {"fleet_rlm.cli.optimize", "fleet_rlm.bench", "fleet_rlm.events", "fleet_rlm.cli.render"} & ours
+
+
+def test_run_imports_no_model_or_web_stack(tmp_path: Path) -> None:
+    from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
+
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        env = cli_env(
+            tmp_path / "data",
+            DSPY_LM_MODEL="openai/fake-model",
+            DSPY_LM_API_BASE=lm.base_url,
+            DSPY_LLM_API_KEY="fake",
+            FLEET_SANDBOX_POOL_SIZE="0",
+        )
+        loaded, ours = _probe(["run", "What is 2+2?", "--mode", "direct"], env)
+    assert not loaded & MODEL_AND_WEB, loaded  # the turn ran in the local server; the client only streamed it
+    assert "fleet_rlm.cli.render" in ours  # (it did render the turn)

@@ -53,13 +53,13 @@ def chat(
         from fleet_rlm.cli.chat_state import ChatState
         from fleet_rlm.cli.connect import open_client
         from fleet_rlm.cli.ids import resolve_session_id
+        from fleet_rlm.cli.settings_memo import cli_settings
         from fleet_rlm.cli.slash import dispatch, show_history
-        from fleet_rlm.config import load_settings
 
         with open_client(url_server) as client:
             state = ChatState(client=client, console=Console(highlight=False), mode=mode, trace=trace_mode)  # type: ignore[arg-type]
             if url_server is None:  # the embedded server runs with this process's settings
-                state.allow_private = load_settings().url_allow_private
+                state.allow_private = cli_settings().url_allow_private
             _banner(state, client, url_server)
             if session:
                 state.session_id = resolve_session_id(client, session)
@@ -70,7 +70,7 @@ def chat(
                 dispatch(state, f"/url {_quote(item)}")
             if repo:
                 dispatch(state, f"/repo {_quote(repo)}" + (f" {_quote(ref)}" if ref else ""))
-            loop(state, load_settings().data_dir / HISTORY_FILE)
+            loop(state, cli_settings().data_dir / HISTORY_FILE)
 
     guarded(body)
 

@@ -8,15 +8,16 @@ after it, so opening and closing the chat leaves no empty sessions behind.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from fleet_rlm.cli.client import FleetClient
 from fleet_rlm.cli.options import MODES  # noqa: F401 - re-exported for slash commands
-from fleet_rlm.cli.render import TraceMode, TurnOutcome, TurnRenderer
-from fleet_rlm.cli.turn import drive_turn
+
+if TYPE_CHECKING:  # the renderer and the event models load with the first turn, after the session line
+    from fleet_rlm.cli.render import TraceMode, TurnOutcome
 
 TITLE_CHARS = 80
 
@@ -85,6 +86,9 @@ class ChatState:
 
     def send(self, content: str) -> TurnOutcome:
         """Run one turn with the staged context; staged context is consumed once the server accepted it."""
+        from fleet_rlm.cli.render import TurnRenderer
+        from fleet_rlm.cli.turn import drive_turn
+
         session_id = self.ensure_session(content)
         body = self.turn_body(content)
         renderer = TurnRenderer(self.console, self.trace)
@@ -93,6 +97,9 @@ class ChatState:
         return outcome
 
     def follow(self, run_id: str) -> TurnOutcome:
+        from fleet_rlm.cli.render import TurnRenderer
+        from fleet_rlm.cli.turn import drive_turn
+
         assert self.session_id is not None
         renderer = TurnRenderer(self.console, self.trace)
         return drive_turn(self.client, renderer, session_id=self.session_id, run_id=run_id, notice=self.hint)

@@ -218,8 +218,7 @@ class FleetClient:
 
     # --- context and outputs -------------------------------------------------------------------------------
     def upload_file(self, path: Path, session_id: str | None = None) -> dict[str, Any]:
-        if not path.is_file():
-            raise FleetError(f"no such file: {path}", code="file_not_found", action="check the path and retry")
+        require_file(path)
         data = {"session_id": session_id} if session_id else {}
         with path.open("rb") as handle:
             files = {"file": (path.name, handle)}
@@ -238,6 +237,13 @@ class FleetClient:
         except httpx.TransportError as exc:
             raise unreachable(self.base_url, exc, self.unreachable_action) from exc
         return response.status_code not in (404, 405)
+
+
+def require_file(path: Path) -> Path:
+    """`path` if it is a file; else the one-line `file_not_found` error (checked before anything is created)."""
+    if not path.is_file():
+        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the path and retry")
+    return path
 
 
 def sse_data(lines: Iterator[str]) -> Iterator[str]:

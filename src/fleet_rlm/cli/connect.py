@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import typer
 
 from fleet_rlm.cli.client import LOCAL_ACTION, FleetClient
-from fleet_rlm.config import load_settings
+from fleet_rlm.cli.settings_memo import cli_settings
 
 TOKEN_ENV = "FLEET_TOKEN"
 EXIT_NOT_CONFIGURED = 2
@@ -61,7 +61,7 @@ def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[
                 require_model(client, remote=True)
             yield client
         return
-    settings = load_settings()
+    settings = cli_settings()  # the few facts needed here, without the settings model on most calls
     if need_model and not settings.model_configured:  # known before starting anything: nothing touched, same message
         typer.echo(NO_MODEL_HELP, err=True)
         raise typer.Exit(EXIT_NOT_CONFIGURED)
@@ -77,10 +77,12 @@ def open_client(url_server: str | None, *, need_model: bool = True) -> Iterator[
             server.detach()
         return
     from fleet_rlm.cli.inprocess import embedded_server
+    from fleet_rlm.config import load_settings
 
-    _prepare_local(settings)
-    log_file = settings.logs_dir / "cli-inprocess.log"
-    with embedded_server(settings, log_file=log_file) as base_url, FleetClient(base_url) as client:
+    full = load_settings()  # the app runs in this process: it needs every setting
+    _prepare_local(full)
+    log_file = full.logs_dir / "cli-inprocess.log"
+    with embedded_server(full, log_file=log_file) as base_url, FleetClient(base_url) as client:
         yield client
 
 

@@ -199,7 +199,7 @@ def _prepare(settings: Settings) -> None:
 def main() -> int:
     try:
         settings = load_settings()
-        data_dir_ready(settings)
+        data_dir_ready(settings.data_dir)
         _prepare(settings)
     except FleetError as exc:
         _emit({"error": exc.to_dict()})

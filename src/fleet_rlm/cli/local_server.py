@@ -28,12 +28,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
+
+if TYPE_CHECKING:
+    from fleet_rlm.cli.settings_memo import CliSettings
+    from fleet_rlm.config import Settings
 
 DISCOVERY_FILE = "local-server.json"
 LOCK_FILE = "local-server.lock"
@@ -92,17 +95,17 @@ def fingerprint(settings: Settings) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def data_dir_ready(settings: Settings) -> Path:
+def data_dir_ready(data_dir: Path) -> Path:
     try:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        (settings.data_dir / "logs").mkdir(exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        (data_dir / "logs").mkdir(exist_ok=True)
     except OSError as exc:
         raise FleetError(
-            f"cannot create the data dir {settings.data_dir} ({exc.strerror or exc})",
+            f"cannot create the data dir {data_dir} ({exc.strerror or exc})",
             code="data_dir_unwritable",
             action="set FLEET_DATA_DIR to a writable directory",
         ) from exc
-    return settings.data_dir
+    return data_dir
 
 
 @contextlib.contextmanager
@@ -233,10 +236,10 @@ def current(data_dir: Path) -> tuple[LocalServer, dict[str, Any]] | None:
     return server, answer
 
 
-def ensure_local_server(settings: Settings, notice: Notice | None = None) -> LocalServer:
+def ensure_local_server(settings: CliSettings, notice: Notice | None = None) -> LocalServer:
     """A running local server for these settings: the one found in the data dir, or a new one."""
-    data_dir = data_dir_ready(settings)
-    wanted = fingerprint(settings)
+    data_dir = data_dir_ready(settings.data_dir)
+    wanted = settings.fingerprint
     with dir_lock(data_dir):
         found = current(data_dir)
         if found is not None:
@@ -248,13 +251,13 @@ def ensure_local_server(settings: Settings, notice: Notice | None = None) -> Loc
         remove_discovery(data_dir)  # none, stale (crashed, or another process on that port) or replaced
         if notice is not None:
             notice("starting the local server (first use; later commands reuse it)…")
-        server = _spawn(settings, data_dir)
+        server = _spawn(data_dir)
         if not attach(data_dir, server):
             raise FleetError("the local server stopped right after starting", code="local_server_failed")
         return server
 
 
-def _spawn(settings: Settings, data_dir: Path) -> LocalServer:
+def _spawn(data_dir: Path) -> LocalServer:
     """Start `fleet_rlm.cli.local_serve` detached; it answers one JSON line on stdout: ready or error."""
     log_path = data_dir / "logs" / LOG_FILE
     with open(log_path, "ab") as log:

@@ -31,9 +31,9 @@ def mcp(url_server: str | None = ServerOption) -> None:
             anyio.run(relay_stdio, url_server.rstrip("/") + "/mcp", headers)
             return
         from fleet_rlm.cli.local_server import ensure_local_server
-        from fleet_rlm.config import load_settings
+        from fleet_rlm.cli.settings_memo import cli_settings
 
-        server = ensure_local_server(load_settings(), notice=lambda text: typer.echo(text, err=True))
+        server = ensure_local_server(cli_settings(), notice=lambda text: typer.echo(text, err=True))
         try:
             anyio.run(relay_stdio, server.base_url + "/mcp", {**headers, **server.headers})
         finally:

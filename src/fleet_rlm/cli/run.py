@@ -48,20 +48,23 @@ def run(
         from rich.console import Console
 
         from fleet_rlm.cli.chat_state import ChatState, Staged
+        from fleet_rlm.cli.client import require_file
         from fleet_rlm.cli.connect import open_client
         from fleet_rlm.cli.ids import resolve_session_id
-        from fleet_rlm.cli.render import TurnRenderer
-        from fleet_rlm.cli.turn import drive_turn
 
+        files = [require_file(path.expanduser()) for path in context or []]  # a typo creates no session
         progress = Console(stderr=True, highlight=False)
         with open_client(url_server) as client:
             state = ChatState(client=client, console=progress, mode=mode)
             if session:
                 state.session_id = resolve_session_id(client, session)
-            session_id = state.ensure_session(content)
+            session_id = state.ensure_session(content)  # the first progress line: before the turn machinery loads
+            from fleet_rlm.cli.render import TurnRenderer
+            from fleet_rlm.cli.turn import drive_turn
+
             staged = Staged(urls=list(url or []))
-            for path in context or []:
-                uploaded = client.upload_file(path.expanduser(), session_id=session_id)
+            for path in files:
+                uploaded = client.upload_file(path, session_id=session_id)
                 staged.attachment_ids.append(str(uploaded["id"]))
             state.staged = staged
             renderer = TurnRenderer(progress, trace_mode, show_answer=False)  # type: ignore[arg-type]
