@@ -57,7 +57,7 @@ export function ConfirmButton({ children, title, description, confirm, onConfirm
       <Dialog open={open} onOpenChange={setOpen} title={title} description={description}>
         <div className="flex justify-end gap-2">
           <Radix.Close asChild><button type="button" autoFocus>Cancel</button></Radix.Close>
-          <button type="button" className="primary" onClick={() => { setOpen(false); onConfirm(); }}>{confirm}</button>
+          <button type="button" className="danger font-semibold" onClick={() => { setOpen(false); onConfirm(); }}>{confirm}</button>
         </div>
       </Dialog>
     </>

@@ -29,3 +29,14 @@ export function ErrorView({ error, retry }: { error: unknown; retry?: () => void
     </div>
   );
 }
+
+/** A failed action as one line: the server's code and message (and what to do, when it says). */
+export function ErrorLine({ error }: { error: unknown }) {
+  const api = error instanceof ApiError ? error : null;
+  const message = api?.message ?? (error instanceof Error ? error.message : String(error));
+  return (
+    <p className="m-0 text-[13px] text-err" role="alert" data-testid="error-line">
+      {api ? `Error (${api.code}): ` : "Error: "}{message}{api?.action ? ` — ${api.action}` : ""}
+    </p>
+  );
+}

@@ -1,7 +1,11 @@
-// Shows a workspace file by kind: Markdown, JSON (pretty, highlighted), images, or plain text; with download.
+// Shows a workspace file by kind: Markdown, JSON (pretty, highlighted), images, or plain text; with download,
+// and delete (after a confirmation) for files under memory/ and artifacts/.
+import { ConfirmButton } from "../../components/Dialog";
 import { CodeBlock } from "../../components/Lazy";
 import { Markdown } from "../../components/Lazy";
+import { ErrorLine } from "../../components/States";
 import { saveBlob, type Schemas } from "../../lib/api/client";
+import { isWritable, useVolumeWrites } from "./queries";
 
 const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", svg: "image/svg+xml" };
 
@@ -26,7 +30,8 @@ function prettyJson(text: string): string {
   }
 }
 
-export function FileViewer({ file }: { file: Schemas["VolumeFile"] }) {
+export function FileViewer({ file, onDeleted }: { file: Schemas["VolumeFile"]; onDeleted: () => void }) {
+  const { remove } = useVolumeWrites();
   const kind = fileKind(file.path);
   const ext = file.path.split(".").pop()?.toLowerCase() ?? "";
   const name = file.path.split("/").pop() ?? "file";
@@ -44,12 +49,21 @@ export function FileViewer({ file }: { file: Schemas["VolumeFile"] }) {
     body = <pre>{file.content}</pre>;
   }
   return (
-    <article className="panel stack" aria-label={`File ${file.path}`}>
-      <div className="row">
-        <strong className="grow">{file.path}</strong>
-        <span className="muted">{file.size} bytes</span>
+    <article className="panel stack min-w-0" aria-label={`File ${file.path}`}>
+      <div className="flex flex-wrap items-center gap-2">
+        <strong className="min-w-0 grow break-all">{file.path}</strong>
+        <span className="muted">{file.size.toLocaleString()} bytes</span>
+        {!isWritable(file.path) && <span className="badge">read-only</span>}
         <button onClick={() => saveBlob(new Blob([bytesOf(file) as BlobPart]), name)}>Download</button>
+        {isWritable(file.path) && (
+          <ConfirmButton title={`Delete ${file.path}?`} confirm="Delete" disabled={remove.isPending}
+            description="The file is removed from the workspace for every session of it. This cannot be undone."
+            onConfirm={() => remove.mutate(file.path, { onSuccess: onDeleted })}>
+            {remove.isPending ? "Deleting…" : "Delete"}
+          </ConfirmButton>
+        )}
       </div>
+      {remove.error && <ErrorLine error={remove.error} />}
       {file.truncated && <p className="muted" role="note">Showing the start of the file only (it is larger than the viewer limit).</p>}
       {body}
     </article>
