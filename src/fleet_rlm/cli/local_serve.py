@@ -197,6 +197,8 @@ def _prepare(settings: Settings) -> None:
 
 
 def main() -> int:
+    import fleet_rlm.api.app  # noqa: F401 - first: it orders its own imports (dspy before the web stack)
+
     try:
         settings = load_settings()
         data_dir_ready(settings.data_dir)
