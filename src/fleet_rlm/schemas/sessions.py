@@ -99,6 +99,26 @@ class TurnPage(PageMeta):
     items: list[TurnOut]
 
 
+class ContextSourceOut(BaseModel):
+    """One piece of context a turn of this session loaded (its `context_loaded` event)."""
+
+    turn: int = Field(description="The turn that loaded it, counting from 1.")
+    run_id: str
+    source: str = Field(description="file, attachment, text, url, repository, workspace, history or other.")
+    name: str = Field(description="File name, URL, repository@ref or label.")
+    chars: int = Field(description="Characters of text the turn saw.")
+    bytes: int | None = Field(description="Size of the raw source in bytes, when known.")
+    variable: str | None = Field(description="REPL variable holding it, in RLM mode.")
+    truncated: bool = Field(description="True when the source was cut to a size limit.")
+    loaded_at: datetime
+
+
+class SessionContext(BaseModel):
+    """The context a session's turns loaded, oldest turn first (a fork includes its inherited turns')."""
+
+    items: list[ContextSourceOut]
+
+
 class SessionExport(BaseModel):
     """Everything about one session in one JSON document."""
 

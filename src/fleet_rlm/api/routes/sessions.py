@@ -1,4 +1,4 @@
-"""Sessions: list/search, create, read, rename, delete, their committed turns, run state and export."""
+"""Sessions: list/search, create, read, rename, delete, their committed turns, context, run state and export."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from fleet_rlm.schemas.sessions import (
     ActiveRun,
     ForkCreate,
     ForkRef,
+    SessionContext,
     SessionCreate,
     SessionDetail,
     SessionExport,
@@ -29,6 +30,7 @@ from fleet_rlm.schemas.sessions import (
 )
 from fleet_rlm.services.fork import fork_session
 from fleet_rlm.services.lookups import not_found, owned_session
+from fleet_rlm.services.session_context import session_context
 from fleet_rlm.services.share import Owner, ShareFormat, share_session
 from fleet_rlm.services.share_html import CSP
 from fleet_rlm.store.repos import forks, runs, sessions, turns
@@ -154,6 +156,15 @@ async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, pa
     found = await turns.list_turns_page(s, session_id=session_id, limit=page.limit, offset=page.offset)
     items = [TurnOut.model_validate(row) for row in found.items]
     return TurnPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
+
+
+@router.get(
+    "/{session_id}/context", operation_id="getSessionContext", response_model=SessionContext, responses=NOT_FOUND
+)
+async def get_session_context(session_id: str, user: CurrentUserDep, s: TxDep) -> SessionContext:
+    """The documents the session's turns loaded as context: where each came from, its size, the turn, the REPL
+    variable (from the turns' `context_loaded` events; a fork lists its inherited turns' context too)."""
+    return SessionContext(items=await session_context(s, user_id=user.user_id, session_id=session_id))
 
 
 @router.get(

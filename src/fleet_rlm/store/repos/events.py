@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.errors import NotFoundError
-from fleet_rlm.store.models import Run, RunEvent
+from fleet_rlm.store.models import Run, RunEvent, Turn
 from fleet_rlm.store.types import utcnow
 
 MAX_LIST = 1000
@@ -102,3 +102,20 @@ async def list_events(session: AsyncSession, *, run_id: str, after_seq: int = 0,
         .limit(limit)
     )
     return list(result.scalars())
+
+
+async def list_session_events(
+    session: AsyncSession, *, session_id: str, type: str, limit: int = MAX_LIST
+) -> list[tuple[int, RunEvent]]:
+    """(turn index, event) for one event type across the runs of a session's turns, oldest turn first.
+
+    A fork's copied turns point at its origin's runs, so their events are included, as the fork's history is.
+    """
+    result = await session.execute(
+        select(col(Turn.index), RunEvent)
+        .join(RunEvent, col(RunEvent.run_id) == col(Turn.run_id))
+        .where(col(Turn.session_id) == session_id, col(RunEvent.type) == type)
+        .order_by(col(Turn.index), col(RunEvent.seq))
+        .limit(max(1, min(limit, MAX_LIST)))
+    )
+    return [(int(index), event) for index, event in result.tuples()]

@@ -222,6 +222,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{session_id}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Session Context
+         * @description The documents the session's turns loaded as context: where each came from, its size, the turn, the REPL
+         *     variable (from the turns' `context_loaded` events; a fork lists its inherited turns' context too).
+         */
+        get: operations["getSessionContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sessions/{session_id}/export": {
         parameters: {
             query?: never;
@@ -1380,6 +1401,54 @@ export interface components {
             better: number;
             /** Worse */
             worse: number;
+        };
+        /**
+         * ContextSourceOut
+         * @description One piece of context a turn of this session loaded (its `context_loaded` event).
+         */
+        ContextSourceOut: {
+            /**
+             * Turn
+             * @description The turn that loaded it, counting from 1.
+             */
+            turn: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Source
+             * @description file, attachment, text, url, repository, workspace, history or other.
+             */
+            source: string;
+            /**
+             * Name
+             * @description File name, URL, repository@ref or label.
+             */
+            name: string;
+            /**
+             * Chars
+             * @description Characters of text the turn saw.
+             */
+            chars: number;
+            /**
+             * Bytes
+             * @description Size of the raw source in bytes, when known.
+             */
+            bytes: number | null;
+            /**
+             * Variable
+             * @description REPL variable holding it, in RLM mode.
+             */
+            variable: string | null;
+            /**
+             * Truncated
+             * @description True when the source was cut to a size limit.
+             */
+            truncated: boolean;
+            /**
+             * Loaded At
+             * Format: date-time
+             */
+            loaded_at: string;
         };
         /** DatabaseStatus */
         DatabaseStatus: {
@@ -2671,6 +2740,14 @@ export interface components {
              */
             live_sandboxes: number;
         };
+        /**
+         * SessionContext
+         * @description The context a session's turns loaded, oldest turn first (a fork includes its inherited turns').
+         */
+        SessionContext: {
+            /** Items */
+            items: components["schemas"]["ContextSourceOut"][];
+        };
         /** SessionCreate */
         SessionCreate: {
             /**
@@ -3817,6 +3894,44 @@ export interface operations {
             };
             /** @description A turn is running, or the key was used for another input. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getSessionContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionContext"];
+                };
+            };
+            /** @description No such session for this user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
