@@ -24,7 +24,24 @@ export const HOSTILE_PREVIEW = '<img src=x onerror="document.title=1">';
 export const EDIT_MARKER = "EDIT-CUBES";
 export const EDITED_ANSWER = "Cubes of the primes: 8, 27 and 125.";
 
+/** Task text whose RLM step writes a CSV and a JSON artifact and a MEMORIES.md note (the side panel's content). */
+export const PANEL_TASK = "Prepare the panel files: a city table and stats";
+export const PANEL_ANSWER = "Saved cities.csv, stats.json and a memory note.";
+export const PANEL_MEMORY = "- The panel city list has 2 entries";
+const PANEL_CODE = [
+  "import json",
+  "with open(ARTIFACTS_DIR + '/cities.csv', 'w') as f:",
+  "    f.write('city,population\\nOslo,709000\\n\"Bergen, Vestland\",291000\\n')",
+  "with open(ARTIFACTS_DIR + '/stats.json', 'w') as f:",
+  "    json.dump({'count': 2, 'cities': ['Oslo', 'Bergen']}, f)",
+  "with open(MEMORY_DIR + '/MEMORIES.md', 'a') as f:",
+  `    f.write('${PANEL_MEMORY}\\n')`,
+  "print('M-PANEL-DONE')",
+].join("\n");
+
 export const RULES = [
+  rule("M-PANEL-DONE", submit("Files saved.", PANEL_ANSWER)),
+  rule("Prepare the panel files", step("Write the two artifacts and a memory note.", PANEL_CODE)),
   rule(EDIT_MARKER, submit("Cube each prime.", EDITED_ANSWER)),
   rule("M-ROOT-DONE", submit("All children answered.", FAN_OUT_ANSWER)),
   rule("M-GAMMA-DONE", submit("Delta answered.", "gamma: delta says ok")),

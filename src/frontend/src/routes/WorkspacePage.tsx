@@ -14,20 +14,24 @@ import { SessionSidebar, TitleEditor } from "../features/sessions/SessionSidebar
 import { ForkList, ForkOrigin } from "../features/share/ForkInfo";
 import { forkPointForTurn, prepareRerun, useFork } from "../features/share/forks";
 import { SessionMenu } from "../features/share/SessionMenu";
+import { SessionPanel, usePanelOpen } from "../features/session-panel/SessionPanel";
 import { api, call, type Schemas } from "../lib/api/client";
 import { useRun } from "../lib/events/useRun";
 
 export function WorkspacePage() {
   const { sessionId } = useParams();
+  const [panelOpen, setPanelOpen] = usePanelOpen();
+  const panel = !!sessionId && panelOpen;
   return (
-    <div className="workspace">
+    <div className={`workspace${panel ? " with-panel" : ""}`}>
       <SessionSidebar activeId={sessionId} />
-      <Conversation key={sessionId ?? "new"} sessionId={sessionId} />
+      <Conversation key={sessionId ?? "new"} sessionId={sessionId} panelOpen={panel} onTogglePanel={() => setPanelOpen(!panelOpen)} />
+      {panel && <SessionPanel sessionId={sessionId} onClose={() => setPanelOpen(false)} />}
     </div>
   );
 }
 
-function Conversation({ sessionId }: { sessionId?: string }) {
+function Conversation({ sessionId, panelOpen, onTogglePanel }: { sessionId?: string; panelOpen: boolean; onTogglePanel: () => void }) {
   const navigate = useNavigate();
   const client = useQueryClient();
   const start = useTurnStarter();
@@ -49,6 +53,7 @@ function Conversation({ sessionId }: { sessionId?: string }) {
   const refresh = () => {
     void client.invalidateQueries({ queryKey: ["sessions"] });
     void client.invalidateQueries({ queryKey: ["runs"] });
+    void client.invalidateQueries({ queryKey: ["volume"] });
   };
   const view = useRun(currentRunId, refresh);
   const run = useQuery({
@@ -125,12 +130,19 @@ function Conversation({ sessionId }: { sessionId?: string }) {
         {renaming && session.data ? (
           <TitleEditor session={session.data} onDone={() => setRenaming(false)} className="row grow" />
         ) : (
-          <h1 style={{ fontSize: 16, margin: 0 }} className="grow min-w-0 truncate" onDoubleClick={() => setRenaming(!!session.data)}>
+          <h1 style={{ fontSize: 16, margin: 0, flexBasis: "12rem" }} className="grow min-w-0 truncate" onDoubleClick={() => setRenaming(!!session.data)}>
             {sessionId ? session.data?.title || "Untitled session" : "New session"}
           </h1>
         )}
-        {sessionId && session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session">✎ Rename</button>}
-        {sessionId && <SessionMenu sessionId={sessionId} onFork={() => forkAt()} forking={fork.isPending} onError={setActionError} />}
+        {sessionId && (
+          <div className="flex shrink-0 flex-wrap gap-2">
+            {session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session">✎ Rename</button>}
+            <button type="button" onClick={onTogglePanel} aria-expanded={panelOpen} aria-controls={panelOpen ? "session-panel" : undefined} title="Context, artifacts and MEMORIES.md">
+              {panelOpen ? "Hide panel" : "Panel"}
+            </button>
+            <SessionMenu sessionId={sessionId} onFork={() => forkAt()} forking={fork.isPending} onError={setActionError} />
+          </div>
+        )}
       </div>
       {actionError && (
         <div className="flex items-center gap-2 border-b border-line bg-panel px-4 py-1.5 text-[13px] text-err" role="alert" data-testid="action-error">

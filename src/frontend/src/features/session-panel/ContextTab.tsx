@@ -1,0 +1,40 @@
+// Context tab: each document a turn loaded, where it came from, its size and the REPL variable holding it.
+import { Empty, ErrorView, Loading } from "../../components/States";
+import type { Schemas } from "../../lib/api/client";
+import { formatBytes } from "../composer/Attachments";
+import { useSessionContext } from "./queries";
+
+const SOURCE_LABEL: Record<string, string> = {
+  file: "file", attachment: "attachment", text: "pasted text", url: "URL", repository: "repository",
+  workspace: "workspace file", history: "history", other: "other",
+};
+
+export function contextSize(item: Pick<Schemas["ContextSourceOut"], "chars" | "bytes">): string {
+  const chars = `${item.chars.toLocaleString("en-US")} chars`;
+  return item.bytes != null ? `${chars} · ${formatBytes(item.bytes)}` : chars;
+}
+
+export function ContextTab({ sessionId }: { sessionId: string }) {
+  const context = useSessionContext(sessionId);
+  if (context.isPending) return <Loading />;
+  if (context.error) return <ErrorView error={context.error} retry={() => void context.refetch()} />;
+  const items = context.data.items;
+  if (items.length === 0) return <Empty>No context loaded yet. Attach files, paste text or give URLs in the composer.</Empty>;
+  return (
+    <ul className="m-0 list-none space-y-2 p-0" aria-label="Context documents">
+      {items.map((item, i) => (
+        <li key={`${item.run_id}-${i}`} className="rounded-md border border-line bg-panel px-2.5 py-1.5" data-testid="context-item">
+          <div className="flex min-w-0 items-baseline gap-2">
+            <strong className="min-w-0 grow break-words text-[13px]">{item.name}</strong>
+            <span className="badge shrink-0">{SOURCE_LABEL[item.source] ?? item.source}</span>
+          </div>
+          <div className="muted text-[12px]">
+            {contextSize(item)} · turn {item.turn}
+            {item.variable && <> · <code>{item.variable}</code></>}
+            {item.truncated && <span className="warn-text"> · cut to the size limit</span>}
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
+}
