@@ -3,6 +3,8 @@ import { expect, newSessionWithTask, test } from "./fixtures";
 import type { Page } from "@playwright/test";
 import { EDIT_MARKER, EDITED_ANSWER } from "./scenarios";
 
+test.describe.configure({ timeout: 120_000 }); // several scripted runs each, on a shared 2-core machine
+
 async function runTurn(page: Page, task: string): Promise<void> {
   await page.getByRole("textbox", { name: /^Task/ }).fill(task);
   await page.getByRole("button", { name: "Run ▶" }).click();

@@ -7,6 +7,8 @@ import path from "node:path";
 import { expect, newSessionWithTask, state, test } from "./fixtures";
 import { FAN_OUT_ANSWER, FAN_OUT_TASK } from "./scenarios";
 
+test.describe.configure({ timeout: 120_000 }); // several scripted runs each, on a shared 2-core machine
+
 async function downloadFrom(page: Page, item: RegExp): Promise<{ name: string; text: string }> {
   await page.getByRole("button", { name: "Session actions" }).click();
   const pending = page.waitForEvent("download");
