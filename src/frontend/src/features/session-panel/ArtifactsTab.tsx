@@ -1,5 +1,6 @@
 // Artifacts tab: this session's files, newest first; choosing one previews it inline (CSV as a table; text,
 // Markdown, JSON and images through the Volumes file viewer).
+import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
@@ -36,13 +37,16 @@ export function ArtifactsTab({ sessionId }: { sessionId: string }) {
 
 function ArtifactPreview({ artifact }: { artifact: Schemas["ArtifactOut"] }) {
   const file = useVolumeFile(artifact.path);
+  const client = useQueryClient();
+  // the viewer's Delete removes the workspace file; the run's artifact record stays (the preview then says so)
+  const onDeleted = () => void client.invalidateQueries({ queryKey: ["volume"] });
   if (file.isPending) return <Loading label={`Loading ${artifact.name}…`} />;
   if (file.error) return <ErrorView error={file.error} retry={() => void file.refetch()} />;
   return (
     <div data-testid="artifact-preview" className="min-w-0">
       {isCsv(artifact.path, artifact.media_type) && file.data.encoding === "utf-8"
         ? <CsvPreview file={file.data} />
-        : <FileViewer file={file.data} />}
+        : <FileViewer file={file.data} onDeleted={onDeleted} />}
     </div>
   );
 }
