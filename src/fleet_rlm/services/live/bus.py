@@ -1,8 +1,10 @@
 """In-process fan-out of persisted events to live subscribers, keyed by run and by session.
 
-Publishers call `publish` only after the events are committed, so a subscriber that falls behind (or joins late)
-can always fill the gap from the database. Queues are bounded: a subscriber that stops reading is marked
-`overflowed` and must re-read from the database instead of stalling the run.
+Publishers call `publish` after the events are committed; a run's recorder instead calls `deliver_unsaved` as
+soon as it emits (the events wait in `unsaved` until `saved` says their transaction committed), so a subscriber
+that falls behind (or joins late) can always fill the gap from the database plus that tail. Queues are bounded:
+a subscriber that stops reading is marked `overflowed` and must re-read instead of stalling the run. Other
+processes hear of events only once they are committed (`saved`, `publish`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from fleet_rlm.services.live.unsaved import UnsavedEvents
 
 SUBSCRIBER_QUEUE = 2048
 
@@ -42,6 +46,7 @@ class LocalBus:
         self._by_run: dict[str, set[Subscription]] = {}
         self._by_session: dict[str, set[Subscription]] = {}
         self._cancel_handlers: list[CancelHandler] = []
+        self.unsaved = UnsavedEvents()
 
     async def start(self) -> None:
         return None
@@ -72,6 +77,16 @@ class LocalBus:
 
     async def publish(self, run_id: str, session_id: str, batch: list[dict[str, Any]]) -> None:
         self.deliver(run_id, session_id, batch)
+
+    def deliver_unsaved(self, run_id: str, session_id: str, batch: list[dict[str, Any]]) -> None:
+        """Hand events to this process's subscribers before they are committed (they wait in `unsaved`)."""
+        self.unsaved.add(run_id, batch)
+        self.deliver(run_id, session_id, batch)
+
+    async def saved(self, runs: list[tuple[str, str, int]]) -> None:
+        """(run_id, session_id, last seq) of events `deliver_unsaved` handed out that are committed now."""
+        for run_id, _session_id, seq in runs:
+            self.unsaved.saved(run_id, seq)
 
     def on_cancel(self, handler: CancelHandler) -> None:
         self._cancel_handlers.append(handler)

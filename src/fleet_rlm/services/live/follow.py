@@ -1,7 +1,8 @@
 """Follow a run: replay committed events after a seq, then continue live — no gap, no duplicate.
 
 Subscribing happens before the first database read, so nothing committed in between is missed; live batches
-that skip a seq (or a poke from another replica, or a quiet interval) make the follower re-read the database.
+that skip a seq (or a poke from another replica, or a quiet interval) make the follower re-read the database,
+followed by this process's events that were delivered live but are not committed yet (`bus.unsaved`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,25 @@ from fleet_rlm.store.repos.events import list_events
 PAGE = 500
 
 
-async def _read_after(database: Database, run_id: str, after: int, session_id: str) -> list[dict[str, Any]]:
+async def _read_after(
+    database: Database, bus: LocalBus, run_id: str, after: int, session_id: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """Committed events after `after`, then the unsaved tail beyond them; True when the database page was full.
+
+    The tail is copied before the read: an event committed meanwhile is in the read, any other still in the copy.
+    """
+    unsaved = bus.unsaved.after(run_id, after)
     async with database.session() as session:
         rows = await list_events(session, run_id=run_id, after_seq=after, limit=PAGE)
-    return [row_to_json(row, session_id=session_id) for row in rows]
+    events = [row_to_json(row, session_id=session_id) for row in rows]
+    if len(rows) == PAGE:
+        return events, True
+    last = rows[-1].seq if rows else after
+    for event in unsaved:
+        if event["seq"] == last + 1:
+            events.append(event)
+            last += 1
+    return events, False
 
 
 async def _run_is_final(database: Database, run_id: str) -> bool:
@@ -75,19 +91,19 @@ async def follow_run(
                 if event["type"] in TERMINAL_TYPES:
                     return
             while read_db:
-                page = await _read_after(database, run_id, last, session_id)
+                page, read_db = await _read_after(database, bus, run_id, last, session_id)
                 for event in page:
                     last = int(event["seq"])
                     yielded = True
                     yield event
                     if event["type"] in TERMINAL_TYPES:
                         return
-                read_db = len(page) == PAGE
             if yielded:
                 continue
             if quiet and await _run_is_final(database, run_id):
                 # A final run without a terminal event (e.g. recovered from a crash): nothing more will come.
-                for event in await _read_after(database, run_id, last, session_id):
+                page, _ = await _read_after(database, bus, run_id, last, session_id)
+                for event in page:
                     yield event
                 return
             try:

@@ -68,6 +68,22 @@ class PostgresBus(LocalBus):
         if batch:
             await self._notify(EVENTS_CHANNEL, {"run_id": run_id, "session_id": session_id, "seq": batch[-1]["seq"]})
 
+    async def saved(self, runs: list[tuple[str, str, int]]) -> None:
+        await super().saved(runs)
+        if runs:  # one round trip for every run of the committed batch
+            origin = self._origin
+            payloads = [json.dumps({"run_id": r, "session_id": s, "seq": q, "origin": origin}) for r, s, q in runs]
+            await self._notify_many(EVENTS_CHANNEL, payloads)
+
+    async def _notify_many(self, channel: str, payloads: list[str]) -> None:
+        if self._sender is None:
+            return
+        try:
+            async with self._send_lock:
+                await self._sender.execute("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", channel, payloads)
+        except Exception as exc:  # delivery is best effort: followers also poll the database
+            log.warning("NOTIFY %s failed: %s", channel, exc)
+
     async def announce_cancel(self, run_id: str) -> None:
         await self.dispatch_cancel(run_id)
         await self._notify(CANCEL_CHANNEL, {"run_id": run_id})

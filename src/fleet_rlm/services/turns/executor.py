@@ -2,7 +2,7 @@
 then commit the turn.
 
 Whatever happens inside the runtime, the run ends in a final status with a terminal event, and the turn's
-answer is committed before that event is published.
+answer is committed (in the event writer's transaction, with the event) before that event is delivered.
 """
 
 from __future__ import annotations
@@ -10,16 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from fleet_rlm.events import (
-    ErrorEvent,
-    EventBase,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-    TurnInterrupted,
-    event_to_json,
-    with_seq,
-)
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
 from fleet_rlm.runtime.contracts import CancelToken, TurnResult
 from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.turns.inputs import TurnInput
@@ -31,7 +24,6 @@ from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
-from fleet_rlm.store.repos.events import append_events
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +32,14 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
-        service.database,
+        service.writer,
         service.bus,
         run_id=run.id,
         session_id=run.session_id,
         user_id=run.user_id,
         observer=trace.observe if trace is not None else None,
+        last_seq=run.last_seq,
     )
-    recorder.start()
     job = Job(
         TurnJobs(service.database, service.bus),
         service.database,
@@ -81,49 +73,52 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
         envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
         result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
-        await _commit(service, caller, run, result, interrupted, status="interrupted")
+        await _commit(service, recorder, caller, run, result, interrupted, status="interrupted")
         if trace is not None:
             trace.finish(interrupted)
         return
     terminal = terminal_event(run, result, recorder.terminal)
-    await _commit(service, caller, run, result, terminal)
+    await _commit(service, recorder, caller, run, result, terminal)
     if trace is not None:
         trace.finish(terminal)
 
 
 async def _commit(
-    service: RunDeps, caller: Caller, run: Run, result: TurnResult, terminal: EventBase, status: str | None = None
+    service: RunDeps,
+    recorder: RunRecorder,
+    caller: Caller,
+    run: Run,
+    result: TurnResult,
+    terminal: EventBase,
+    status: str | None = None,
 ) -> None:
-    """Answer, final status and the terminal event in one transaction; then publish the terminal event."""
-    from fleet_rlm.services.live.codec import to_new_event
-
+    """Answer, final status and the terminal event in one transaction (the event writer's); then it is delivered."""
     if status is None:
         status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
-    try:
-        async with service.database.transaction() as session:
-            if run.turn_id and result.answer:
-                await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
-            finished = await runs_repo.set_run_status(
-                session,
-                run_id=run.id,
-                status=status,
-                error=result.error,
-                usage=result.usage or None,
-                outcome=result.outcome,
-                stop_reason=result.stop_reason,
+    final_status = status
+
+    async def store(session: AsyncSession) -> None:
+        if run.turn_id and result.answer:
+            await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
+        finished = await runs_repo.set_run_status(
+            session,
+            run_id=run.id,
+            status=final_status,
+            error=result.error,
+            usage=result.usage or None,
+            outcome=result.outcome,
+            stop_reason=result.stop_reason,
+        )
+        if result.program_version:  # the program version the turn ran (promoted optimizations show here)
+            finished.program_version = result.program_version
+        if result.summary:
+            await sessions_repo.update_session(
+                session, user_id=caller.user_id, session_id=run.session_id, summary=result.summary
             )
-            if result.program_version:  # the program version the turn ran (promoted optimizations show here)
-                finished.program_version = result.program_version
-            if result.summary:
-                await sessions_repo.update_session(
-                    session, user_id=caller.user_id, session_id=run.session_id, summary=result.summary
-                )
-            await sessions_repo.touch_session(session, session_id=run.session_id)
-            (row,) = await append_events(session, run_id=run.id, events=[to_new_event(terminal)])
-    except Exception:
-        log.exception("could not commit the result of run %s", run.id)
-        return
-    await service.bus.publish(run.id, run.session_id, [event_to_json(with_seq(terminal, row.seq))])
+        await sessions_repo.touch_session(session, session_id=run.session_id)
+
+    if not await recorder.finish(terminal, store):
+        log.error("could not commit the result of run %s: %s", run.id, recorder.failed)
 
 
 def terminal_event(run: Run, result: TurnResult, held: EventBase | None) -> EventBase:

@@ -1,69 +1,67 @@
-"""Persist-then-publish for one run: the runtime's thread-safe sink on one side, the store and bus on the other.
+"""Deliver-then-persist for one run: the runtime's thread-safe sink on one side, live subscribers and the store
+on the other.
 
-The runtime emits from worker threads; events are queued onto the server's event loop in emission order, written
-in batches (one transaction per batch, so the store assigns dense seqs) and only then published. A client can
-therefore never see an event the store does not have. The terminal event (turn_finished, ...) is held back:
-the executor stores it in the same transaction as the run's final status and the committed answer. Each
-`usage` event also updates `runs.usage` in its batch's transaction, so a run killed mid-turn (or failing outside
-the runtime) still reports the tokens, LM calls and cost it spent up to its last usage event. The runtime's LM
-recordings (`record_lm`) ride the same queue and are stored in the transaction of the batch they arrive with.
+The runtime emits from worker threads; each event reaches the event loop in emission order, gets the run's next
+`seq` there (the recorder is the run's only writer while it runs, so it numbers from the run's `last_seq`) and is
+handed to this process's subscribers at once (`LocalBus.deliver_unsaved`); the server's `EventWriter` stores it
+in the background, sharing transactions with every other running run. A follower that reconnects or falls
+behind reads the database and then the bus's unsaved tail, so it misses and repeats nothing; other replicas hear
+of events only once they are committed. The terminal event (turn_finished, ...) is held back: the executor
+hands it to `finish()` with the run's final status and answer, which the writer stores in one transaction
+(with whatever events are still waiting) and only then delivers it. Each `usage` event also updates
+`runs.usage` in its transaction, so a run killed mid-turn (or failing outside the runtime) still reports what it
+spent up to then. The runtime's LM recordings (`record_lm`) ride the same path and are stored with the events
+they arrive with; an `artifact_created` event gets its artifact's id here and the artifact row is written with
+it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals, event_to_json, with_seq
 from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
-from fleet_rlm.services.recordings import store_items
-from fleet_rlm.store import Database
-from fleet_rlm.store.repos.artifacts import create_artifact
-from fleet_rlm.store.repos.events import append_events
-from fleet_rlm.store.repos.runs import record_usage
-
-log = logging.getLogger(__name__)
-
-MAX_BATCH = 256
+from fleet_rlm.services.turns.event_writer import EventWriter
+from fleet_rlm.store.repos.events import NumberedEvent
+from fleet_rlm.store.types import new_id
 
 
 class RunRecorder:
-    """`emit` is the runtime's EventSink; `run()` is the consumer task; `close()` flushes and stops it."""
+    """`emit` is the runtime's EventSink; `close()` waits until everything emitted so far is stored."""
 
     def __init__(
         self,
-        database: Database,
+        writer: EventWriter,
         bus: LocalBus,
         *,
         run_id: str,
         session_id: str,
         user_id: str | None = None,
         observer: Callable[[EventBase], None] | None = None,
+        last_seq: int = 0,
     ) -> None:
-        self.database = database
+        self.writer = writer
         self.observer = observer  # sees every recorded event but the terminal one, in order (the run's trace)
         self.user_id = user_id
         self.bus = bus
         self.run_id = run_id
         self.session_id = session_id
         self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue[EventBase | RecordedItem | None] = asyncio.Queue()
-        self.recorded: list[RecordedItem] = []  # LM recordings waiting for the next batch's transaction
-        self.last_seq = 0
+        self.last_seq = last_seq
         self.failed: BaseException | None = None
         self.terminal: EventBase | None = None
         self.usage: dict[str, Any] | None = None  # the latest usage event's totals
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = self.loop.create_task(self._consume(), name=f"recorder-{self.run_id}")
+        self.closed = False
+        self._outbox: list[dict[str, Any]] = []  # numbered events not yet handed to subscribers (this loop turn)
 
     def record_lm(self, item: RecordedItem) -> None:
-        """The runtime's RecordingSink: LM recordings travel the event queue and are stored with a batch."""
+        """The runtime's RecordingSink: LM recordings travel the event path and are stored with its events."""
         self.emit(item)
 
     def emit(self, event: EventBase | RecordedItem) -> None:
@@ -73,92 +71,88 @@ class RunRecorder:
         except RuntimeError:
             running = None
         if running is self.loop:
-            self.queue.put_nowait(event)
+            self._accept(event)
         else:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+            self.loop.call_soon_threadsafe(self._accept, event)
 
     async def record(self, event: EventBase) -> None:
         """Emit from async code (the service's own lifecycle events)."""
         self.emit(event)
 
     async def close(self) -> None:
-        """Wait until everything emitted so far is stored and published."""
-        self.queue.put_nowait(None)
-        if self._task is not None:
-            await self._task
+        """Stop taking events (later emits are dropped): everything emitted so far is delivered and queued."""
+        await asyncio.sleep(0)  # callbacks scheduled by the runtime's last emits run first
+        self._deliver()
+        self.closed = True
 
-    async def _consume(self) -> None:
-        done = False
-        while not done:
-            first = await self.queue.get()
-            batch: list[EventBase] = []
-            if first is None:
-                done = True
-            else:
-                self._take(first, batch)
-            while not done and not self.queue.empty() and len(batch) < MAX_BATCH:
-                item = self.queue.get_nowait()
-                if item is None:
-                    done = True
-                else:
-                    self._take(item, batch)
-            if batch or self.recorded:
-                await self._write(batch)
+    async def finish(self, terminal: EventBase, store: Callable[[AsyncSession], Awaitable[None]]) -> bool:
+        """Store the terminal event with `store` (the run's final writes) and everything still waiting in one
+        transaction, then deliver it; False when that transaction failed (nothing of it is delivered)."""
+        await self.close()
+        part = self.writer.part(self.run_id, self.session_id)
+        self.last_seq += 1
+        part.events.append(NumberedEvent(self.run_id, self.last_seq, to_new_event(terminal)))
+        body = event_to_json(with_seq(terminal, self.last_seq))
+        committed: list[bool] = []
 
-    def _take(self, event: EventBase | RecordedItem, batch: list[EventBase]) -> None:
-        if not isinstance(event, EventBase):
-            self.recorded.append(event)
+        def deliver() -> None:
+            committed.append(True)
+            self.bus.deliver(self.run_id, self.session_id, [body])
+
+        part.finish, part.after_commit = store, deliver
+        self.failed = await self.writer.flush(self.run_id) or self.failed
+        self.bus.unsaved.saved(self.run_id, self.last_seq)  # stored, or given up on: no longer a live tail
+        return bool(committed)
+
+    def _accept(self, item: EventBase | RecordedItem) -> None:
+        if self.closed:
             return
-        if event.type in TERMINAL_TYPES:
+        part = self.writer.part(self.run_id, self.session_id)
+        if not isinstance(item, EventBase):
+            part.recorded.append(item)
+            self.writer.wake()
+            return
+        if item.type in TERMINAL_TYPES:
             if self.terminal is None:
-                self.terminal = event
+                self.terminal = item
             return
-        if self.terminal is None:
-            batch.append(event)
-            if self.observer is not None:
-                self.observer(event)
+        if self.terminal is not None:
+            return
+        if self.observer is not None:
+            self.observer(item)
+        event = self._register(item, part.artifacts)
+        if isinstance(event, Usage):
+            part.usage = self.usage = _totals(event)
+        self.last_seq += 1
+        part.events.append(NumberedEvent(self.run_id, self.last_seq, to_new_event(event)))
+        if not self._outbox:
+            self.loop.call_soon(self._deliver)
+        self._outbox.append(event_to_json(with_seq(event, self.last_seq)))
+        self.writer.wake()
 
-    async def _write(self, batch: list[EventBase]) -> None:
-        try:
-            usage = next((e for e in reversed(batch) if isinstance(e, Usage)), None)
-            recorded, self.recorded = self.recorded, []
-            async with self.database.transaction() as session:
-                if recorded:
-                    await store_items(session, run_id=self.run_id, items=recorded)
-                batch = [await self._register(session, event) for event in batch]
-                rows = await append_events(session, run_id=self.run_id, events=[to_new_event(e) for e in batch])
-                if usage is not None:
-                    self.usage = _totals(usage)
-                    await record_usage(session, run_id=self.run_id, usage=self.usage)
-        except Exception as exc:  # the database is down: keep the run going, report once
-            if self.failed is None:
-                log.error("cannot persist events of run %s: %s", self.run_id, exc)
-            self.failed = exc
-            return
-        if not rows:
-            return
-        published: list[dict[str, Any]] = []
-        for event, row in zip(batch, rows, strict=True):
-            published.append(event_to_json(with_seq(event, row.seq)))
-        self.last_seq = rows[-1].seq
-        await self.bus.publish(self.run_id, self.session_id, published)
+    def _deliver(self) -> None:
+        """Hand this loop turn's events to subscribers as one batch."""
+        if self._outbox:
+            batch, self._outbox = self._outbox, []
+            self.bus.deliver_unsaved(self.run_id, self.session_id, batch)
 
-    async def _register(self, session: Any, event: EventBase) -> EventBase:
+    def _register(self, event: EventBase, artifacts: list[dict[str, Any]]) -> EventBase:
         """An artifact_created event also records the artifact (same transaction), so the artifacts API lists it."""
         if not isinstance(event, ArtifactCreated) or event.artifact_id is not None or self.user_id is None:
             return event
-        row = await create_artifact(
-            session,
-            user_id=self.user_id,
-            session_id=self.session_id,
-            run_id=self.run_id,
-            name=event.name,
-            path=event.path,
-            size=event.size_bytes,
-            sha256=event.sha256,
-            media_type=event.media_type,
+        artifact_id = new_id()
+        artifacts.append(
+            {
+                "artifact_id": artifact_id,
+                "user_id": self.user_id,
+                "name": event.name,
+                "path": event.path,
+                "size": event.size_bytes,
+                "sha256": event.sha256,
+                "media_type": event.media_type,
+            }
         )
-        return event.model_copy(update={"artifact_id": row.id})
+        return event.model_copy(update={"artifact_id": artifact_id})
 
 
 def _totals(event: Usage) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from fleet_rlm.runtime.contracts import CancelToken, Runtime
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.preferences import user_turn_settings
+from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
@@ -54,7 +55,10 @@ class TurnService:
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
         self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
         # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
-        self.deps = RunDeps(settings, database, bus, runtime, self.threads, self.owner, telemetry=telemetry)
+        self.writer = EventWriter(database, bus)
+        self.deps = RunDeps(
+            settings, database, bus, runtime, self.threads, self.owner, self.writer, telemetry=telemetry
+        )
         self.telemetry = telemetry
         self.interrupting = self.deps.interrupting
         bus.on_cancel(self._on_cancel)
@@ -174,3 +178,4 @@ class TurnService:
     async def shutdown(self) -> None:
         await self.drain(grace_s=0.0)  # the server already gave turns their grace (cli/server.py) before this
         self.threads.shutdown(wait=False, cancel_futures=True)
+        await self.writer.stop()

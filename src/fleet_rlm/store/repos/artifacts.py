@@ -26,8 +26,10 @@ async def create_artifact(
     sha256: str,
     run_id: str | None = None,
     media_type: str | None = None,
+    artifact_id: str | None = None,
 ) -> Artifact:
-    """Record an artifact; `path` is relative to the workspace root (e.g. `artifacts/report.md`)."""
+    """Record an artifact; `path` is relative to the workspace root (e.g. `artifacts/report.md`). `artifact_id`:
+    an id the caller already handed out (a run's events announce the artifact before it is stored)."""
     row = Artifact(
         user_id=user_id,
         session_id=session_id,
@@ -38,6 +40,8 @@ async def create_artifact(
         sha256=sha256,
         media_type=media_type,
     )
+    if artifact_id:
+        row.id = artifact_id
     session.add(row)
     await session.flush()
     return row

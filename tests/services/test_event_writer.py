@@ -1,0 +1,126 @@
+"""Deliver first, persist in the background: a run's events reach subscribers while their transaction is still
+blocked, a follower joining then reads them from the unsaved tail (nothing missed, nothing repeated), and once
+the writer commits the store holds exactly seq 1..n with the terminal event last. Concurrent runs share one
+transaction; a run whose rows are refused loses only its own events. Real SQLite/Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import event, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.events import ArtifactCreated, Output, TurnFinished
+from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.live.follow import follow_run
+from fleet_rlm.services.turns.event_writer import EventWriter
+from fleet_rlm.services.turns.recorder import RunRecorder
+from fleet_rlm.store import Database, migrate, utcnow
+from fleet_rlm.store.models import Run
+from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos import sessions, users
+from fleet_rlm.store.repos.events import list_events
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[Database]:
+    if database_url.startswith("sqlite"):
+        await asyncio.to_thread(migrate.upgrade, database_url, "head")
+    database = Database(database_url)
+    try:
+        yield database
+    finally:
+        await database.dispose()
+
+
+async def _runs(db: Database, count: int) -> tuple[str, str, list[str]]:
+    async with db.transaction() as s:
+        user_id = (await users.get_or_create_user(s, name="alice")).id
+        session_id = (await sessions.create_session(s, user_id=user_id)).id
+        runs = [(await runs_repo.create_run(s, user_id=user_id, session_id=session_id))[0].id for _ in range(count)]
+    return user_id, session_id, runs
+
+
+async def _stored(db: Database, run_id: str) -> list[tuple[int, str]]:
+    async with db.session() as s:
+        return [(row.seq, row.type) for row in await list_events(s, run_id=run_id, after_seq=0, limit=100)]
+
+
+async def _no_final_writes(session: AsyncSession) -> None:
+    return None
+
+
+def _outputs(run_id: str, session_id: str, count: int) -> list[Output]:
+    return [Output(run_id=run_id, session_id=session_id, stream="stdout", text=f"line {i}") for i in range(count)]
+
+
+async def _receive(queue: asyncio.Queue[list[dict[str, Any]]], count: int) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    async with asyncio.timeout(30):
+        while len(seen) < count:
+            seen.extend(await queue.get())
+    return seen
+
+
+async def test_events_are_delivered_before_their_commit_and_a_late_follower_misses_none(db: Database) -> None:
+    _, session_id, (run_id,) = await _runs(db, 1)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id)
+    early = bus.subscribe(run_id=run_id)
+    async with db.transaction() as blocker:  # holds the run's row (Postgres) / the write lock (SQLite)
+        await blocker.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow()))  # type: ignore[arg-type]
+        events = _outputs(run_id, session_id, 5)
+        await asyncio.to_thread(lambda: [recorder.emit(e) for e in events])  # the runtime emits from a thread
+        live = await _receive(early.queue, 5)
+        assert [e["seq"] for e in live] == [1, 2, 3, 4, 5]
+        assert await _stored(db, run_id) == []  # delivered, not committed: the writer is blocked
+        late: list[dict[str, Any]] = []
+        async with asyncio.timeout(30):
+            async for item in follow_run(db, bus, run_id=run_id, session_id=session_id):
+                late.append(item)
+                if len(late) == 5:
+                    break
+        assert late == live  # the unsaved tail, exactly as the live subscriber saw it
+    terminal = TurnFinished(run_id=run_id, session_id=session_id)
+    assert await recorder.finish(terminal, _no_final_writes)
+    assert await _stored(db, run_id) == [(1, "output"), (2, "output"), (3, "output"), (4, "output"), (5, "output"),
+                                         (6, "turn_finished")]  # fmt: skip
+    assert [e["seq"] for e in await _receive(early.queue, 1)] == [6]  # delivered once committed
+    assert len(bus.unsaved) == 0
+    after = [item async for item in follow_run(db, bus, run_id=run_id, session_id=session_id, after=3)]
+    assert [e["seq"] for e in after] == [4, 5, 6]
+    async with db.session() as s:
+        assert (await runs_repo.get_run(s, run_id=run_id)).last_seq == 6  # type: ignore[union-attr]
+    await writer.stop()
+
+
+async def test_runs_share_a_transaction_and_a_refused_run_costs_only_its_own_events(db: Database) -> None:
+    user_id, session_id, (good, bad) = await _runs(db, 2)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    commits: list[int] = []
+    event.listen(db.engine.sync_engine, "commit", lambda _conn: commits.append(1))
+    recorders = {
+        good: RunRecorder(writer, bus, run_id=good, session_id=session_id, user_id=user_id),
+        bad: RunRecorder(writer, bus, run_id=bad, session_id=session_id, user_id="no-such-user"),
+    }
+    for run_id, recorder in recorders.items():  # emitted in one loop turn: one transaction for both runs
+        for item in _outputs(run_id, session_id, 3):
+            recorder.emit(item)
+    assert await writer.flush(good) is None and await writer.flush(bad) is None
+    assert len(commits) == 1
+    assert [seq for seq, _ in await _stored(db, good)] == [1, 2, 3]
+    assert [seq for seq, _ in await _stored(db, bad)] == [1, 2, 3]
+    artifact = {"name": "a.txt", "path": "artifacts/a.txt", "size_bytes": 1, "sha256": "0" * 64}
+    for run_id, recorder in recorders.items():  # the bad run's artifact row is refused (no such user)
+        recorder.emit(ArtifactCreated(run_id=run_id, session_id=session_id, **artifact))
+        recorder.emit(Output(run_id=run_id, session_id=session_id, stream="stdout", text="after"))
+    assert await writer.flush(good) is None
+    assert await writer.flush(bad) is not None
+    assert [t for _, t in await _stored(db, good)] == ["output"] * 3 + ["artifact_created", "output"]
+    assert [t for _, t in await _stored(db, bad)] == ["output"] * 3
+    await writer.stop()
