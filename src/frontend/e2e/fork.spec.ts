@@ -1,6 +1,7 @@
 // Fork and "Edit and rerun" in the browser, against a real fleet web and the fake LM.
-import { expect, newSessionWithTask, test } from "./fixtures";
+import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
+import { expect, newSessionWithTask, test } from "./fixtures";
 import { EDIT_MARKER, EDITED_ANSWER } from "./scenarios";
 
 test.describe.configure({ timeout: 120_000 }); // several scripted runs each, on a shared 2-core machine
@@ -10,6 +11,11 @@ async function runTurn(page: Page, task: string): Promise<void> {
   await page.getByRole("button", { name: "Run ▶" }).click();
   await expect(page.getByLabel("Current turn").getByLabel("Your message")).toHaveText(task);
   await expect(page.getByTestId("run-panel").last()).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
+}
+
+async function seriousViolations(page: Page): Promise<string[]> {
+  const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
+  return axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 }
 
 const sessionIdOf = (page: Page) => /\/app\/workspace\/([\w-]+)/.exec(page.url())![1];
@@ -29,6 +35,7 @@ test("edit and rerun an earlier turn: a fork with the history before it and the 
   await expect(turn2.getByText("forked after turn 1")).toBeVisible();
   await editor.fill(`Now their cubes ${EDIT_MARKER}`);
   await shot("fork-edit-turn");
+  expect(await seriousViolations(page)).toEqual([]); // the turn actions and the inline editor
   await turn2.getByRole("button", { name: /Rerun in a fork/ }).click();
 
   // a new session: the origin's turn 1, then the edited task streaming to its own answer
@@ -43,6 +50,7 @@ test("edit and rerun an earlier turn: a fork with the history before it and the 
   const origin = page.getByTestId("fork-origin");
   await expect(origin).toContainText("Forked from List three prime numbers after turn 1");
   await shot("fork-rerun-result");
+  expect(await seriousViolations(page)).toEqual([]); // the origin banner
 
   // reload: the fork holds its two turns (the inherited one and the rerun), the origin is one link away
   await page.reload();
@@ -52,6 +60,7 @@ test("edit and rerun an earlier turn: a fork with the history before it and the 
   await expect(page.getByRole("article", { name: "Turn 2" }).getByLabel("Your message")).toHaveText("Now their squares");
   const forks = page.getByTestId("fork-list");
   await expect(forks).toContainText("after turn 1");
+  expect(await seriousViolations(page)).toEqual([]); // the list of forks
   await forks.getByRole("link").first().click();
   await expect.poll(() => sessionIdOf(page)).toBe(forkId);
 });
