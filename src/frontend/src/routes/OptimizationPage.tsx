@@ -45,14 +45,14 @@ export function OptimizationPage() {
       <h1 className="h1">Optimization</h1>
       <p className="muted">Improve a module's instructions offline with GEPA: upload examples, run, compare, and promote the result so new turns use it.</p>
       <StatusBar />
-      <div className="two-col">
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
         <DatasetUpload />
         <StartRun onStarted={openRun} />
       </div>
       {runId && <RunDetail key={runId} runId={runId} onClose={close} />}
       {a && b && <ComparePanel a={a} b={b} onClose={close} onSwap={() => compare(b, a)} />}
       <RunHistory current={runId} onOpen={openRun} onCompare={compare} />
-      <div className="two-col">
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
         <DatasetsPanel />
         <VersionsPanel />
       </div>

@@ -6,7 +6,7 @@ import { ServerSettings } from "../features/settings/ServerSettings";
 export function SettingsPage() {
   return (
     <div className="page stack">
-      <h1 style={{ fontSize: 20, margin: 0 }}>Settings</h1>
+      <h1 className="m-0 text-[20px]">Settings</h1>
       <Health />
       <ServerSettings />
       <Account />

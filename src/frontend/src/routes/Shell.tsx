@@ -41,24 +41,27 @@ export function Shell() {
   else body = <Outlet />;
 
   return (
-    <div className="shell">
-      <header className="topbar">
-        <span className="brand">
+    <div className="grid h-full grid-cols-[minmax(0,1fr)] grid-rows-[auto_minmax(0,1fr)]">
+      <header className="flex flex-wrap items-center gap-2 border-b border-line bg-panel px-2.5 py-1.5 md:gap-4 md:px-4 md:py-2">
+        <span className="flex items-center gap-2 font-bold tracking-[.2px]">
           <img src="/app/favicon.svg" width={22} height={22} alt="" /> fleet-rlm
         </span>
-        <nav className="nav grow" aria-label="Main">
+        <nav className="order-3 flex min-w-0 basis-full gap-1 overflow-x-auto md:order-none md:basis-auto md:grow" aria-label="Main">
           {LINKS.map(([to, label]) => (
-            <NavLink key={to} to={to} className={({ isActive }) => (isActive ? "active" : "")}>
+            <NavLink key={to} to={to}
+              className={({ isActive }) => `rounded-md px-[7px] py-[5px] no-underline md:px-2.5 ${isActive ? "bg-panel-2 font-semibold !text-fg" : "!text-muted hover:!text-fg"}`}>
               {label}
             </NavLink>
           ))}
         </nav>
-        {me.data && <span className="muted" aria-label="Signed in as">{me.data.display_name ?? me.data.name}</span>}
-        <button type="button" onClick={openHelp} aria-label="Keyboard shortcuts" aria-keyshortcuts="?" title="Keyboard shortcuts (?)">?</button>
-        <ThemeToggle />
+        <div className="ml-auto flex min-w-0 items-center gap-2">
+          {me.data && <span className="muted min-w-0 truncate" aria-label="Signed in as">{me.data.display_name ?? me.data.name}</span>}
+          <button type="button" onClick={openHelp} aria-label="Keyboard shortcuts" aria-keyshortcuts="?" title="Keyboard shortcuts (?)">?</button>
+          <ThemeToggle />
+        </div>
       </header>
       <ShortcutsHelp open={help} onOpenChange={setHelp} />
-      <main className="main" id="main">
+      <main className="relative min-h-0 overflow-auto" id="main">
         {body}
       </main>
     </div>

@@ -19,7 +19,7 @@ export function VolumesPage() {
       <div className="grid gap-3 md:grid-cols-[minmax(220px,320px)_minmax(0,1fr)]">
         <div className="panel min-w-0">
           {tree.data && <Upload entries={tree.data.entries} onUploaded={setPath} />}
-          <nav aria-label="Files" className="min-w-0 overflow-x-auto">
+          <nav aria-label="Files" className="relative min-w-0 overflow-x-auto">
             {tree.isPending && <Loading />}
             {tree.error && <ErrorView error={tree.error} retry={() => void tree.refetch()} />}
             {tree.data && tree.data.entries.length === 0 && <Empty>The workspace is empty. Runs create memory/, artifacts/ and buffers/.</Empty>}

@@ -1,5 +1,6 @@
 // Two runs side by side: their validation scores, the overall delta (b - a), and each example's optimized
 // score in both, with how many examples got better or worse.
+import { TableScroll } from "../../components/TableScroll";
 import { ErrorView, Loading } from "../../components/States";
 import { fmtDelta, fmtScore, useCompare, type Compare } from "./queries";
 
@@ -11,7 +12,7 @@ interface RunSide {
 
 function SideSummary({ label, side }: { label: string; side: RunSide }) {
   return (
-    <div className="panel compare-side" aria-label={`Run ${label}`}>
+    <div className="panel !bg-panel-2" aria-label={`Run ${label}`}>
       <div className="step-label">Run {label}</div>
       <div><code>{side.id}</code> <span className="muted">{side.module}</span></div>
       <div className="counter">
@@ -30,7 +31,7 @@ export function CompareView({ data }: { data: Compare }) {
   return (
     <div className="stack">
       {!data.same_module && <p role="note" className="warn-text">These runs optimized different modules ({a.module} vs {b.module}); scores are not directly comparable.</p>}
-      <div className="two-col">
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
         <SideSummary label="A" side={a} />
         <SideSummary label="B" side={b} />
       </div>
@@ -41,7 +42,7 @@ export function CompareView({ data }: { data: Compare }) {
         <span>Same or missing <b>{data.examples.length - data.better - data.worse}</b></span>
       </div>
       {data.examples.length === 0 ? <p className="muted">Neither run recorded per-example results.</p> : (
-        <table aria-label="Per-example comparison">
+        <TableScroll label="Per-example comparison"><table aria-label="Per-example comparison">
           <thead><tr><th>Example</th><th>A optimized</th><th>B optimized</th><th>Delta</th></tr></thead>
           <tbody>
             {data.examples.map((ex) => (
@@ -53,7 +54,7 @@ export function CompareView({ data }: { data: Compare }) {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
     </div>
   );

@@ -7,7 +7,7 @@ export function RowErrors({ errors, unit, total }: { errors: RowError[]; unit: s
   return (
     <div role="alert" className="state error" aria-label="Row errors">
       <strong>{count} invalid {unit}{count === 1 ? "" : "s"}</strong>
-      <ul className="row-errors">
+      <ul className="mt-1 mb-0 max-h-[180px] overflow-auto pl-[18px]">
         {errors.map((e) => (
           <li key={`${e.line}:${e.message}`}>{unit} {e.line}: {e.message}</li>
         ))}
@@ -19,7 +19,7 @@ export function RowErrors({ errors, unit, total }: { errors: RowError[]; unit: s
 export function RowsTable({ rows, columns, label, limit = 5 }: { rows: Row[]; columns: string[]; label: string; limit?: number }) {
   if (rows.length === 0) return <p className="muted">No rows.</p>;
   return (
-    <div className="table-scroll">
+    <div className="relative min-w-0 overflow-x-auto">
       <table aria-label={label}>
         <thead>
           <tr><th>#</th>{columns.map((c) => <th key={c}>{c}</th>)}</tr>

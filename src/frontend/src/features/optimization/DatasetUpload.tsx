@@ -54,7 +54,7 @@ export function DatasetUpload({ onUploaded }: { onUploaded?: (id: string) => voi
   return (
     <form className="panel stack" aria-label="Upload dataset" onSubmit={submit}>
       <h2 className="h2">Upload a dataset</h2>
-      <div className="form-grid">
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(160px,1fr))] gap-2">
         <div>
           <label htmlFor={`${ids}-module`}>Module</label>
           <select id={`${ids}-module`} value={selected?.name ?? ""} onChange={(e) => { setModule(e.target.value); upload.reset(); }} disabled={!modules.data?.length}>
@@ -72,8 +72,8 @@ export function DatasetUpload({ onUploaded }: { onUploaded?: (id: string) => voi
       </div>
       {selected && (
         <p className="muted small">
-          <code>{selected.name}</code> needs {selected.required_keys.map((k) => <code key={k} className="key">{k}</code>)}
-          {selected.optional_keys.length > 0 && <> and may have {selected.optional_keys.map((k) => <code key={k} className="key">{k}</code>)}</>}
+          <code>{selected.name}</code> needs {selected.required_keys.map((k) => <code key={k} className="mr-1 rounded border border-line bg-panel-2 px-1">{k}</code>)}
+          {selected.optional_keys.length > 0 && <> and may have {selected.optional_keys.map((k) => <code key={k} className="mr-1 rounded border border-line bg-panel-2 px-1">{k}</code>)}</>}
         </p>
       )}
       {readError && <div role="alert" className="state error">{readError}</div>}

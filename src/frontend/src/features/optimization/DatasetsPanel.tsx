@@ -1,4 +1,5 @@
 // Your datasets: list, the first rows of the one you open, and building one from rated turns (feedback).
+import { TableScroll } from "../../components/TableScroll";
 import { useId, useState, type FormEvent } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { RowsTable } from "./DatasetPreview";
@@ -57,7 +58,7 @@ export function DatasetsPanel() {
       {datasets.error && <ErrorView error={datasets.error} retry={() => void datasets.refetch()} />}
       {datasets.data?.length === 0 && <Empty>No datasets yet. Upload a JSONL or CSV file above, or build one from feedback.</Empty>}
       {datasets.data && datasets.data.length > 0 && (
-        <table aria-label="Datasets">
+        <TableScroll label="Datasets"><table aria-label="Datasets">
           <thead><tr><th>Name</th><th>Module</th><th>Rows</th><th>Created</th><th><span className="sr-only">Actions</span></th></tr></thead>
           <tbody>
             {datasets.data.map((d) => (
@@ -74,7 +75,7 @@ export function DatasetsPanel() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
       {open && <DatasetRows id={open} />}
       <FromFeedback />

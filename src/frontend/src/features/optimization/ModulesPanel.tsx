@@ -1,4 +1,5 @@
 // The modules GEPA can optimize, with the dataset keys each needs (required, optional) and its metric.
+import { TableScroll } from "../../components/TableScroll";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { useModules } from "./queries";
 
@@ -11,7 +12,7 @@ export function ModulesPanel() {
       {modules.error && <ErrorView error={modules.error} retry={() => void modules.refetch()} />}
       {modules.data?.length === 0 && <Empty>No optimizable modules are registered on this server.</Empty>}
       {modules.data && modules.data.length > 0 && (
-        <table aria-label="Optimizable modules">
+        <TableScroll label="Optimizable modules"><table aria-label="Optimizable modules">
           <thead>
             <tr><th>Module</th><th>Required keys</th><th>Optional keys</th><th>Metric</th></tr>
           </thead>
@@ -22,13 +23,13 @@ export function ModulesPanel() {
                   <code>{m.name}</code> <span className="badge">{m.kind}</span>
                   <div className="muted small">{m.description}</div>
                 </td>
-                <td data-testid={`required-${m.name}`}>{m.required_keys.map((k) => <code key={k} className="key">{k}</code>)}</td>
-                <td>{m.optional_keys.length ? m.optional_keys.map((k) => <code key={k} className="key">{k}</code>) : <span className="muted">none</span>}</td>
+                <td data-testid={`required-${m.name}`}>{m.required_keys.map((k) => <code key={k} className="mr-1 rounded border border-line bg-panel-2 px-1">{k}</code>)}</td>
+                <td>{m.optional_keys.length ? m.optional_keys.map((k) => <code key={k} className="mr-1 rounded border border-line bg-panel-2 px-1">{k}</code>) : <span className="muted">none</span>}</td>
                 <td><code>{m.metric}</code><div className="muted small">{m.metric_description}</div></td>
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
     </section>
   );

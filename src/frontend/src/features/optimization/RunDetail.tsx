@@ -19,7 +19,7 @@ function Instructions({ before, after }: { before: Record<string, string>; after
     <details>
       <summary>Instructions before / after ({names.length} predictor{names.length === 1 ? "" : "s"})</summary>
       {names.map((name) => (
-        <div key={name} className="two-col">
+        <div key={name} className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
           <div><div className="step-label">{name} — baseline</div><CodeBlock code={before[name] ?? ""} language="text" /></div>
           <div><div className="step-label">{name} — optimized{before[name] === after[name] ? " (unchanged)" : ""}</div><CodeBlock code={after[name] ?? ""} language="text" /></div>
         </div>

@@ -34,14 +34,14 @@ export function RunHistory({ current, onOpen, onCompare }: { current: string | n
       {runs.data?.length === 0 && <Empty>No optimization runs yet. Upload a dataset and start one.</Empty>}
       {cancel.error && <ErrorView error={cancel.error} />}
       {runs.data && runs.data.length > 0 && (
-        <div className="table-scroll">
+        <div className="relative min-w-0 overflow-x-auto">
           <table aria-label="Optimization runs">
             <thead>
               <tr><th><span className="sr-only">Compare</span></th><th>Run</th><th>Module</th><th>Dataset</th><th>Budget</th><th>Status</th><th>Baseline</th><th>Optimized</th><th>Version</th><th>Started</th><th><span className="sr-only">Actions</span></th></tr>
             </thead>
             <tbody>
               {runs.data.map((run) => (
-                <tr key={run.id} aria-current={run.id === current ? "true" : undefined} className={run.id === current ? "selected" : ""}>
+                <tr key={run.id} aria-current={run.id === current ? "true" : undefined} className={run.id === current ? "bg-panel-2" : ""}>
                   <td><input type="checkbox" aria-label={`Select run ${run.id} to compare`} checked={picked.includes(run.id)} onChange={() => toggle(run.id)} /></td>
                   <td><button type="button" className="link" onClick={() => onOpen(run.id)} aria-label={`Open run ${run.id}`}><code>{run.id.slice(0, 10)}</code></button></td>
                   <td><code>{run.module}</code></td>

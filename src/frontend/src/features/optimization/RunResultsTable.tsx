@@ -37,7 +37,7 @@ export function RunResultsTable({ results }: { results: RunResults }) {
   const expectedKeys = fieldKeys(results.examples.map((e) => e.expected));
   const cols = 5 + inputKeys.length + expectedKeys.length;
   return (
-    <div className="table-scroll">
+    <div className="relative min-w-0 overflow-x-auto">
       <table aria-label="Per-example results">
         <thead>
           <tr>
@@ -67,9 +67,9 @@ export function RunResultsTable({ results }: { results: RunResults }) {
                   <td><button type="button" aria-expanded={open === id} aria-label={`Compare outputs of example ${id}`} onClick={() => setOpen(open === id ? null : id)}>{open === id ? "Hide" : "Diff"}</button></td>
                 </tr>
                 {open === id && (
-                  <tr className="compare-side">
+                  <tr className="bg-panel-2" data-testid="example-compare">
                     <td colSpan={cols}>
-                      <div className="two-col">
+                      <div className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
                         <div><div className="muted small">Baseline · {fmtScore(base.score)}</div><pre>{full(base.output)}</pre>{base.feedback && <p className="muted small">{base.feedback}</p>}</div>
                         <div><div className="muted small">Optimized · {fmtScore(after?.score)}</div><pre>{after ? full(after.output) : "not evaluated"}</pre>{after?.feedback && <p className="muted small">{after.feedback}</p>}</div>
                       </div>

@@ -39,7 +39,7 @@ export function StartRun({ onStarted }: { onStarted: (runId: string) => void }) 
   return (
     <form className="panel stack" aria-label="Start a run" onSubmit={submit}>
       <h2 className="h2">Start a run</h2>
-      <div className="form-grid">
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(160px,1fr))] gap-2">
         <div>
           <label htmlFor={`${ids}-module`}>Module to optimize</label>
           <select id={`${ids}-module`} value={moduleName} onChange={(e) => { setModule(e.target.value); setDatasetId(""); }}>
@@ -54,14 +54,14 @@ export function StartRun({ onStarted }: { onStarted: (runId: string) => void }) 
           </select>
         </div>
       </div>
-      <fieldset className="budget">
-        <legend>Budget</legend>
+      <fieldset className="flex flex-wrap items-center gap-2.5 rounded-md border border-line">
+        <legend className="text-[12px] text-muted">Budget</legend>
         {(["light", "medium", "heavy"] as const).map((level) => (
-          <label key={level} className="inline">
+          <label key={level} className="!m-0 !inline-flex items-center gap-1 !text-[14px] !text-fg [&>input]:!w-auto">
             <input type="radio" name={`${ids}-budget`} value={level} checked={budget === level} onChange={() => setBudget(level)} /> auto {level}
           </label>
         ))}
-        <label className="inline">
+        <label className="!m-0 !inline-flex items-center gap-1 !text-[14px] !text-fg [&>input]:!w-auto">
           <input type="radio" name={`${ids}-budget`} value="calls" checked={budget === "calls"} onChange={() => setBudget("calls")} /> max metric calls
         </label>
         <label htmlFor={`${ids}-calls`} className="sr-only">Metric-call budget</label>

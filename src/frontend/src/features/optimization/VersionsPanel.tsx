@@ -1,4 +1,6 @@
 // Saved program versions per module, which one is promoted, and rollback (withdraw the promoted version).
+import { TableScroll } from "../../components/TableScroll";
+import { ConfirmButton } from "../../components/Dialog";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { fmtScore, useOptimizationMutations, useVersions } from "./queries";
 
@@ -13,7 +15,7 @@ export function VersionsPanel() {
       {versions.error && <ErrorView error={versions.error} retry={() => void versions.refetch()} />}
       {versions.data?.length === 0 && <Empty>No saved versions yet; a finished run saves one. Turns use the built-in programs.</Empty>}
       {versions.data && versions.data.length > 0 && (
-        <table aria-label="Program versions">
+        <TableScroll label="Program versions"><table aria-label="Program versions">
           <thead><tr><th>Version</th><th>Module</th><th>Optimized score</th><th>State</th><th>Created</th></tr></thead>
           <tbody>
             {versions.data.map((v) => {
@@ -29,15 +31,15 @@ export function VersionsPanel() {
               );
             })}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
       {promotedModules.length > 0 && (
         <div className="row">
           {promotedModules.map((m) => (
-            <button key={m} type="button" disabled={rollback.isPending}
-              onClick={() => { if (window.confirm(`Roll back ${m} to the version promoted before (or the built-in)?`)) rollback.mutate(m); }}>
+            <ConfirmButton key={m} className="" disabled={rollback.isPending} title={`Roll back ${m}?`} confirm="Roll back" onConfirm={() => rollback.mutate(m)}
+              description="New turns use the version promoted before this one (or the built-in program).">
               Roll back {m}
-            </button>
+            </ConfirmButton>
           ))}
         </div>
       )}

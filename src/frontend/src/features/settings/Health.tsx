@@ -1,4 +1,5 @@
 // Health: database, sandbox isolation level and backend (Daytona or local), model configuration.
+import { TableScroll } from "../../components/TableScroll";
 import { useQuery } from "@tanstack/react-query";
 import { ErrorView, Loading } from "../../components/States";
 import { api, call, type Schemas } from "../../lib/api/client";
@@ -25,7 +26,7 @@ export function Health() {
       {ready.error && <ErrorView error={ready.error} />}
       {info.error && <ErrorView error={info.error} />}
       {info.data && (
-        <table>
+        <TableScroll label="Server information"><table>
           <tbody>
             <tr><th scope="row">Version</th><td>{info.data.version}</td></tr>
             <tr><th scope="row">Database</th><td>{info.data.database}</td></tr>
@@ -34,11 +35,11 @@ export function Health() {
             <tr><th scope="row">Model</th><td>{info.data.model.configured ? `${info.data.model.root ?? "?"} (delegate ${info.data.model.delegate ?? "same"})` : "not configured"}</td></tr>
             <tr><th scope="row">Default mode</th><td>{info.data.default_mode}</td></tr>
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
       <RuntimeStatusTable />
       {ready.data && (
-        <table aria-label="Readiness checks">
+        <TableScroll label="Readiness checks"><table aria-label="Readiness checks">
           <thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead>
           <tbody>
             {Object.entries(ready.data.checks).map(([name, check]) => (
@@ -49,7 +50,7 @@ export function Health() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
     </section>
   );

@@ -38,7 +38,7 @@ export function McpServers() {
       {list.error && <ErrorView error={list.error} />}
       {list.data && items.length === 0 && <Empty>No MCP servers: turns use the built-in tools only.</Empty>}
       {items.length > 0 && (
-        <div className="table-scroll">
+        <div className="relative min-w-0 overflow-x-auto">
           <table aria-label="MCP servers">
             <thead><tr><th>Name</th><th>Where</th><th>Tools</th><th>Owner</th><th><span className="sr-only">Actions</span></th></tr></thead>
             <tbody>
@@ -50,7 +50,7 @@ export function McpServers() {
                   <td>{s.owner}</td>
                   <td>{s.owner === "user" && s.id && (
                     <div className="row">
-                      <label className="inline"><input type="checkbox" checked={s.enabled} onChange={(e) => patch.mutate({ id: s.id!, enabled: e.target.checked })} /> enabled</label>
+                      <label className="!m-0 !inline-flex items-center gap-1 !text-[14px] !text-fg [&>input]:!w-auto"><input type="checkbox" checked={s.enabled} onChange={(e) => patch.mutate({ id: s.id!, enabled: e.target.checked })} /> enabled</label>
                       <button className="danger" onClick={() => remove.mutate(s.id!)} aria-label={`Delete MCP server ${s.name}`}>Delete</button>
                     </div>
                   )}</td>

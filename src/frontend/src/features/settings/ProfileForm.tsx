@@ -47,7 +47,7 @@ export function ProfileForm({ editing, onDone }: { editing?: Profile; onDone?: (
         <div><label htmlFor={`${prefix}-base`}>API base URL (optional)</label><input id={`${prefix}-base`} value={apiBase} onChange={(e) => setApiBase(e.target.value)} /></div>
         <div><label htmlFor={`${prefix}-key`}>{editing ? `API key (${editing.api_key_set ? `stored: ${editing.api_key_masked}; empty keeps it` : "none stored"})` : "API key (optional)"}</label>
           <input id={`${prefix}-key`} type="password" autoComplete="off" value={apiKey} disabled={removeKey} onChange={(e) => setApiKey(e.target.value)} />
-          {editing?.api_key_set && <label className="inline"><input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.target.checked)} /> remove the stored key</label>}
+          {editing?.api_key_set && <label className="!m-0 !inline-flex items-center gap-1 !text-[14px] !text-fg [&>input]:!w-auto"><input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.target.checked)} /> remove the stored key</label>}
         </div>
       </div>
       {editing && (model.trim() !== editing.model || (apiBase.trim() || null) !== (editing.api_base ?? null)) && !apiKey && editing.api_key_set && (

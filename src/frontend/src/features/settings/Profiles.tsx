@@ -1,4 +1,6 @@
 // LLM profiles (test, delete, import from environment) and which profile each role uses.
+import { TableScroll } from "../../components/TableScroll";
+import { ConfirmButton } from "../../components/Dialog";
 import { useState } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { Unavailable } from "../../components/Unavailable";
@@ -23,7 +25,7 @@ export function Profiles() {
       {profiles.error && <ErrorView error={profiles.error} retry={() => void profiles.refetch()} />}
       {profiles.data && items.length === 0 && <Empty>No profiles yet: the server uses its environment (DSPY_LM_MODEL). Add one below.</Empty>}
       {items.length > 0 && (
-        <table aria-label="LLM profiles">
+        <TableScroll label="LLM profiles"><table aria-label="LLM profiles">
           <thead><tr><th>Name</th><th>Model</th><th>Key</th><th>Roles</th><th><span className="sr-only">Actions</span></th></tr></thead>
           <tbody>
             {items.map((p) => (
@@ -33,12 +35,13 @@ export function Profiles() {
                 <td><div className="row">
                   <button onClick={() => test.mutate(p.id)} aria-label={`Test ${p.name}`}>Test</button>
                   <button onClick={() => setEditing(p.id)} aria-label={`Edit ${p.name}`}>Edit</button>
-                  <button className="danger" onClick={() => window.confirm(`Delete profile ${p.name}?`) && remove.mutate(p.id)} aria-label={`Delete ${p.name}`}>Delete</button>
+                  <ConfirmButton label={`Delete ${p.name}`} title={`Delete profile ${p.name}?`} confirm="Delete" onConfirm={() => remove.mutate(p.id)}
+                    description={p.roles.length ? `Its roles (${p.roles.join(", ")}) go back to the environment's model.` : "No role uses it."}>Delete</ConfirmButton>
                 </div></td>
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
       {test.data && (
         <p role="status" data-testid="profile-test">
@@ -55,7 +58,7 @@ export function Profiles() {
       <h3 style={{ fontSize: 14, margin: "8px 0 0" }}>Role bindings</h3>
       {roles.error && <ErrorView error={roles.error} />}
       {roles.data && (
-        <table aria-label="Role bindings">
+        <TableScroll label="Role bindings"><table aria-label="Role bindings">
           <thead><tr><th>Role</th><th>Profile</th><th>Effective model</th></tr></thead>
           <tbody>
             {roles.data.items.map((r) => (
@@ -72,7 +75,7 @@ export function Profiles() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></TableScroll>
       )}
     </section>
   );

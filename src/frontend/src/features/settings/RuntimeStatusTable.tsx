@@ -1,4 +1,5 @@
 // The server's runtime status: database schema, sandbox isolation level, Daytona and the root model.
+import { TableScroll } from "../../components/TableScroll";
 import { useQuery } from "@tanstack/react-query";
 import { ErrorView } from "../../components/States";
 import { api, call } from "../../lib/api/client";
@@ -13,7 +14,7 @@ export function RuntimeStatusTable() {
   const s = status.data;
   if (!s) return null;
   return (
-    <table aria-label="Runtime status">
+    <TableScroll label="Runtime status"><table aria-label="Runtime status">
       <tbody>
         <tr><th scope="row">Database</th><td><Badge ok={s.database.reachable && s.database.at_head}>{s.database.reachable ? (s.database.at_head ? "ok" : "needs upgrade") : "unreachable"}</Badge> {s.database.kind} {s.database.revision ?? ""} {s.database.error ?? ""}</td></tr>
         <tr><th scope="row">Sandbox</th><td data-testid="isolation"><Badge ok={s.sandbox.usable}>{s.sandbox.isolation}</Badge> {s.sandbox.backend} · {s.sandbox.live_sandboxes} live {s.sandbox.reason && <span className="muted">— {s.sandbox.reason}</span>}</td></tr>
@@ -21,6 +22,6 @@ export function RuntimeStatusTable() {
         <tr><th scope="row">Root model</th><td><Badge ok={s.root_model.configured}>{s.root_model.configured ? "configured" : "missing"}</Badge> {s.root_model.model ?? ""} {s.root_model.source && <span className="muted">({s.root_model.source})</span>} {s.root_model.problem ?? ""}</td></tr>
         <tr><th scope="row">Active runs</th><td>{s.active_runs}</td></tr>
       </tbody>
-    </table>
+    </table></TableScroll>
   );
 }

@@ -6,15 +6,16 @@ type Entry = Schemas["VolumeEntry"];
 export function VolumeTree({ entries, selected, onOpen }: { entries: Entry[]; selected: string | null; onOpen: (path: string) => void }) {
   const sorted = [...entries].sort((a, b) => a.path.localeCompare(b.path));
   return (
-    <ul className="tree" aria-label="Workspace files">
+    <ul className="m-0 list-none p-0 font-mono text-[12.5px]" aria-label="Workspace files">
       {sorted.map((e) => (
         <li key={e.path} style={{ paddingLeft: e.depth * 14 }}>
           {e.type === "file" ? (
-            <button aria-current={selected === e.path} onClick={() => onOpen(e.path)} title={`${e.path} (${e.size} bytes)`}>
+            <button aria-current={selected === e.path} onClick={() => onOpen(e.path)} title={`${e.path} (${e.size} bytes)`}
+              className="!w-full !rounded !border-0 !bg-transparent !px-1 !py-0.5 text-left aria-[current=true]:!bg-panel-2 aria-[current=true]:font-semibold">
               {e.name}
             </button>
           ) : (
-            <span className="muted" style={{ display: "block", padding: "2px 4px" }}>
+            <span className="muted block px-1 py-0.5">
               {e.name}{e.type === "dir" ? "/" : e.type === "symlink" ? " →" : ""}
             </span>
           )}
