@@ -100,7 +100,7 @@ export function Composer({ sessionId, busy, onSend, restore = null }: {
     <form className={`composer${dragging ? " dragging" : ""}`} onSubmit={submit} aria-label="Compose a task"
       onDragOver={(e) => (e.preventDefault(), setDragging(true))} onDragLeave={() => setDragging(false)} onDrop={onDrop}>
       {error !== null && <ErrorView error={error} />}
-      <label htmlFor="task">Task <span className="muted">(Ctrl+Enter to run; drop files here to attach)</span></label>
+      <label htmlFor="task">Task <span className="muted task-hint">(Ctrl+Enter to run; drop files here to attach)</span></label>
       <textarea id="task" rows={3} value={content} placeholder="Ask anything, or describe a task…" onChange={(e) => setContent(e.target.value)}
         onKeyDown={(e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) void submit(); }} />
       <div className="row" style={{ marginTop: 6 }}>
@@ -116,7 +116,7 @@ export function Composer({ sessionId, busy, onSend, restore = null }: {
         <button className="primary" type="submit" disabled={!content.trim() || busy || uploading > 0}>Run ▶</button>
       </div>
       <details>
-        <summary>Context: pasted text, URLs, repository, workspace paths, skills</summary>
+        <summary>Context<span className="task-hint">: pasted text, URLs, repository, workspace paths, skills</span></summary>
         <div className="grid">
           <div><label htmlFor="ctx-text">Pasted text</label><textarea id="ctx-text" rows={3} value={contextText} onChange={(e) => setContextText(e.target.value)} /></div>
           <div><label htmlFor="ctx-urls">URLs (one per line)</label><textarea id="ctx-urls" rows={3} value={urls} onChange={(e) => setUrls(e.target.value)} /></div>
