@@ -27,10 +27,10 @@ from fleet_rlm.cli.local_server import (
     attach_path,
     data_dir_ready,
     dir_lock,
-    fingerprint,
     remove_discovery,
     write_discovery,
 )
+from fleet_rlm.cli.server_stamp import fingerprint
 from fleet_rlm.config import ConfigError, Settings, load_settings
 from fleet_rlm.errors import FleetError
 

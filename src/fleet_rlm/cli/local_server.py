@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import select
@@ -36,7 +35,6 @@ from fleet_rlm.errors import FleetError
 
 if TYPE_CHECKING:
     from fleet_rlm.cli.settings_memo import CliSettings
-    from fleet_rlm.config import Settings
 
 DISCOVERY_FILE = "local-server.json"
 LOCK_FILE = "local-server.lock"
@@ -71,28 +69,6 @@ class LocalServer:
     @property
     def headers(self) -> dict[str, str]:
         return {TOKEN_HEADER: self.token}
-
-
-def code_stamp() -> str:
-    """Changes whenever the installed code does: an upgrade (another version), a dev edit, another interpreter."""
-    root = Path(__file__).resolve().parent.parent
-    newest = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            if name.endswith(".py"):
-                with contextlib.suppress(OSError):
-                    newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return f"{sys.executable}:{root}:{newest}"
-
-
-def fingerprint(settings: Settings) -> str:
-    """Hash of the code and every setting (secrets included, never stored in clear): same hash, same server."""
-    values: dict[str, Any] = {}
-    for name in sorted(type(settings).model_fields):
-        value = getattr(settings, name)
-        values[name] = value.get_secret_value() if hasattr(value, "get_secret_value") else value
-    blob = json.dumps({"code": code_stamp(), "settings": values}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def data_dir_ready(data_dir: Path) -> Path:

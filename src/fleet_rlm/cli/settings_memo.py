@@ -41,11 +41,11 @@ class CliSettings:
     cli_server: str
     model_configured: bool
     url_allow_private: bool
-    fingerprint: str  # of the local server these settings want (local_server.fingerprint)
+    fingerprint: str  # of the local server these settings want (server_stamp.fingerprint)
 
     @classmethod
     def of(cls, settings: Settings) -> CliSettings:
-        from fleet_rlm.cli.local_server import fingerprint
+        from fleet_rlm.cli.server_stamp import fingerprint
 
         return cls(
             data_dir=settings.data_dir,
@@ -74,7 +74,7 @@ def cli_settings() -> CliSettings:
 
 def inputs_key() -> str | None:
     """Hash of everything Settings are built from; None when that cannot be pinned down (then no memo)."""
-    from fleet_rlm.cli.local_server import code_stamp
+    from fleet_rlm.cli.server_stamp import code_stamp
 
     try:
         cwd = os.getcwd()
