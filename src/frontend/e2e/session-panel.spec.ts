@@ -47,6 +47,15 @@ test("the side panel shows the loaded context with its size, artifacts as table 
   await expect(panel.getByTestId("artifact-preview")).toContainText('"count": 2');
   await expect(panel.getByTestId("artifact-preview")).toContainText('"Bergen"');
 
+  // deleting the file from its preview leaves the run's record, which then says the file is gone
+  await panel.getByTestId("artifact-preview").getByRole("button", { name: "Delete" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+  await expect(panel.getByTestId("artifact-gone")).toContainText("stats.json was deleted from the workspace");
+  await page.reload();  // the record stays listed; its preview now comes from the server's not-found
+  await panel.getByRole("tab", { name: "Artifacts" }).click();
+  await panel.getByRole("button", { name: /stats\.json/ }).click();
+  await expect(panel.getByTestId("artifact-gone")).toContainText("stats.json was deleted from the workspace");
+
   await panel.getByRole("tab", { name: "Memory" }).click();
   await expect(panel.getByTestId("memories")).toContainText(PANEL_MEMORY.replace(/^- /, ""));
   expect(await seriousViolations(page)).toEqual([]);

@@ -4,6 +4,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
+import { ApiError } from "../../lib/api/errors";
 import { formatBytes } from "../composer/Attachments";
 import { FileViewer } from "../volumes/FileViewer";
 import { useVolumeFile } from "../volumes/queries";
@@ -38,8 +39,18 @@ export function ArtifactsTab({ sessionId }: { sessionId: string }) {
 function ArtifactPreview({ artifact }: { artifact: Schemas["ArtifactOut"] }) {
   const file = useVolumeFile(artifact.path);
   const client = useQueryClient();
-  // the viewer's Delete removes the workspace file; the run's artifact record stays (the preview then says so)
-  const onDeleted = () => void client.invalidateQueries({ queryKey: ["volume"] });
+  const [deleted, setDeleted] = useState(false);
+  // the viewer's Delete removes the workspace file; the run's artifact record stays and says the file is gone
+  const onDeleted = () => {
+    setDeleted(true);
+    void client.invalidateQueries({ queryKey: ["volume"] });
+  };
+  if (deleted || (file.error instanceof ApiError && file.error.status === 404))
+    return (
+      <p className="muted" role="note" data-testid="artifact-gone">
+        {artifact.path} was deleted from the workspace after the run saved it; the run's record of it stays.
+      </p>
+    );
   if (file.isPending) return <Loading label={`Loading ${artifact.name}…`} />;
   if (file.error) return <ErrorView error={file.error} retry={() => void file.refetch()} />;
   return (
