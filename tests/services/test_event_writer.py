@@ -6,10 +6,8 @@ transaction; a run whose rows are refused loses only its own events. Real SQLite
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from sqlalchemy import event, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,22 +16,11 @@ from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.follow import follow_run
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.recorder import RunRecorder
-from fleet_rlm.store import Database, migrate, utcnow
+from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions, users
 from fleet_rlm.store.repos.events import list_events
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    if database_url.startswith("sqlite"):
-        await asyncio.to_thread(migrate.upgrade, database_url, "head")
-    database = Database(database_url)
-    try:
-        yield database
-    finally:
-        await database.dispose()
 
 
 async def _runs(db: Database, count: int) -> tuple[str, str, list[str]]:

@@ -25,7 +25,7 @@ from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.pg_bus import PostgresBus
 from fleet_rlm.services.optimization_jobs import OptimizationJobs
 from fleet_rlm.services.turns.recovery import TurnJobs
-from fleet_rlm.store import Database, migrate, utcnow
+from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.models import OptimizationRun, Run
 from fleet_rlm.store.repos import optimization as opt_repo
 from fleet_rlm.store.repos import runs as runs_repo
@@ -33,17 +33,6 @@ from fleet_rlm.store.repos import sessions, users
 from fleet_rlm.store.repos.events import list_events
 
 OLD_POLL_S = 0.5  # the optimization stream used to re-read the run this often
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    if database_url.startswith("sqlite"):
-        await asyncio.to_thread(migrate.upgrade, database_url, "head")
-    database = Database(database_url)
-    try:
-        yield database
-    finally:
-        await database.dispose()
 
 
 @pytest.fixture
