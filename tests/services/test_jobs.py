@@ -14,10 +14,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
 from fleet_rlm.events.status import FINAL
 from fleet_rlm.services.jobs.follow import follow_job
+from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.jobs.sweep import sweep
@@ -68,7 +69,8 @@ async def test_progress_reaches_a_follower_on_notice_not_by_polling(
     running_bus, follower_bus = buses
     run_id = await _optimization_run(db, await _user(db))
     kind = OptimizationJobs(db, running_bus)
-    job = Job(kind, db, running_bus, job_id=run_id, owner=process_owner(), heartbeat_s=60, on_cancel=lambda: None)
+    beats = Heartbeats(kind, db, owner=process_owner(), interval_s=60)
+    job = Job(kind, db, running_bus, job_id=run_id, owner=process_owner(), heartbeats=beats, on_cancel=lambda: None)
     loads = 0
 
     async def load() -> OptimizationRun:
@@ -111,11 +113,51 @@ async def test_a_durable_cancel_on_the_row_reaches_the_job_by_its_heartbeat(db: 
     run_id = await _optimization_run(db, await _user(db))
     bus = LocalBus()
     cancelled = threading.Event()
-    job = Job(OptimizationJobs(db, bus), db, bus, job_id=run_id, owner="me", heartbeat_s=0.1, on_cancel=cancelled.set)
+    kind = OptimizationJobs(db, bus)
+    beats = Heartbeats(kind, db, owner="me", interval_s=0.1)
+    job = Job(kind, db, bus, job_id=run_id, owner="me", heartbeats=beats, on_cancel=cancelled.set)
     async with job.running():
         async with db.transaction() as s:
             assert await opt_repo.request_cancel(s, run_id=run_id)  # e.g. by another replica, its bus message lost
         assert await asyncio.to_thread(cancelled.wait, 5)
+
+
+async def test_one_beat_stamps_every_running_job_of_the_server_and_hears_each_cancel(db: Database) -> None:
+    """One transaction per beat for all of this server's turns (not one per turn), and the beat stops with them."""
+    user_id = await _user(db)
+    async with db.transaction() as s:
+        session_id = (await sessions.create_session(s, user_id=user_id)).id
+        run_ids = [(await runs_repo.create_run(s, user_id=user_id, session_id=session_id))[0].id for _ in range(3)]
+    bus = LocalBus()
+    kind = TurnJobs(db, bus)
+    beats = Heartbeats(kind, db, owner="me", interval_s=0.1)
+    cancelled = {run_id: threading.Event() for run_id in run_ids}
+    beats_sent: list[str] = []
+
+    def count_beats(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("UPDATE runs SET") and "heartbeat_at=" in statement:
+            beats_sent.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", count_beats)  # SQLAlchemy's own hook
+    try:
+        jobs = [Job(kind, db, bus, job_id=r, owner="me", heartbeats=beats, on_cancel=cancelled[r].set) for r in run_ids]
+        async with jobs[0].running(), jobs[1].running(), jobs[2].running():
+            async with db.transaction() as s:
+                assert await runs_repo.request_cancel(s, run_id=run_ids[1])
+            assert await asyncio.to_thread(cancelled[run_ids[1]].wait, 5)
+            before = len(beats_sent)
+            await asyncio.sleep(0.55)
+            beats_seen = len(beats_sent) - before
+            async with db.session() as s:
+                stamped = [await runs_repo.get_run(s, run_id=r) for r in run_ids]
+        assert all(run is not None and run.heartbeat_at is not None for run in stamped)
+        assert 2 <= beats_seen <= 7, beats_seen  # ~5 beats of 0.1 s, each one UPDATE for all three runs
+        assert not cancelled[run_ids[0]].is_set() and not cancelled[run_ids[2]].is_set()
+        idle = len(beats_sent)
+        await asyncio.sleep(0.35)
+        assert len(beats_sent) == idle, "no job left: the heartbeat stopped"
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", count_beats)
 
 
 def _dead_owner() -> str:

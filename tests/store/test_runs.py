@@ -124,10 +124,15 @@ async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:
         queued, _ = await runs.create_run(s, user_id=user_id, session_id=session_id)
         for r in (fresh, stale):
             await runs.set_run_status(s, run_id=r.id, status="running", owner="me")
+    async with db.session() as s:
+        claimed = {r.id: r.heartbeat_at for r in await runs.list_runs(s, session_id=session_id)}
     async with db.transaction() as s:
-        assert await runs.heartbeat(s, run_id=fresh.id, owner="me") is True
-        assert await runs.heartbeat(s, run_id=fresh.id, owner="someone-else") is False
-        assert await runs.heartbeat(s, run_id=queued.id) is False
+        assert await runs.heartbeat(s, run_ids=[fresh.id, queued.id], owner="me") == set()  # no cancel requested
+        await runs.heartbeat(s, run_ids=[stale.id], owner="someone-else")  # not its owner: nothing stamped
+    async with db.session() as s:
+        beaten = {r.id: r.heartbeat_at for r in await runs.list_runs(s, session_id=session_id)}
+    assert beaten[fresh.id] is not None and claimed[fresh.id] is not None and beaten[fresh.id] > claimed[fresh.id]
+    assert beaten[stale.id] == claimed[stale.id] and beaten[queued.id] is None  # queued: not running, not stamped
     cutoff = datetime.now(UTC) + timedelta(seconds=30)  # everything beats before this
     async with db.session() as s:
         assert {r.id for r in await runs.list_stale_runs(s, older_than=cutoff)} == {fresh.id, stale.id}
@@ -141,6 +146,8 @@ async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:
         await runs.set_run_status(s, run_id=stale.id, status="cancelled")
         assert await runs.request_cancel(s, run_id=stale.id) is False
         assert await runs.request_cancel(s, run_id="0" * 32) is False
+        assert await runs.request_cancel(s, run_id=fresh.id) is True
+        assert await runs.heartbeat(s, run_ids=[fresh.id, queued.id], owner="me") == {fresh.id, queued.id}
     async with db.session() as s:
         got = await runs.get_run(s, run_id=queued.id)
     assert got is not None and got.cancel_requested_at is not None

@@ -7,7 +7,9 @@ plain data (pickled dataclasses and pydantic events); the LM profiles arrive res
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +23,8 @@ from fleet_rlm.llm.roles import Role
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.programs import ProgramSpec
+
+WORKER_NICE = 10  # below the API process (0): delivery first, computation with what is left
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,13 @@ class _Worker:
 
 
 def worker_main(conn: Connection, settings: Settings) -> None:
-    """Entry point of a spawned turn process."""
+    """Entry point of a spawned turn process.
+
+    It lowers its own CPU priority first (and its sandboxes inherit it): under load the API process, which only
+    delivers events and answers requests, then gets a core as soon as it has work, so live delivery does not
+    queue behind the turns' computation; the turns still use every idle cycle.
+    """
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s [turns %(process)d] %(message)s")
     _Worker(conn, settings).serve()

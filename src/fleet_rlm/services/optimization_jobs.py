@@ -3,6 +3,7 @@ swept to `interrupted` by the same sweeper as turns when their server died."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,10 +26,8 @@ class OptimizationJobs(TableJobs):
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         await repo.set_status(session, run_id=job_id, status="running", owner=owner)
 
-    async def beat(self, session: AsyncSession, job_id: str, owner: str) -> bool:
-        await repo.heartbeat(session, run_id=job_id, owner=owner)
-        row = await repo.get_run(session, run_id=job_id)
-        return row is not None and row.cancel_requested_at is not None
+    async def beat(self, session: AsyncSession, job_ids: Collection[str], owner: str) -> set[str]:
+        return await repo.heartbeat(session, run_ids=job_ids, owner=owner)
 
     async def save_progress(self, session: AsyncSession, job_id: str, progress: dict[str, Any]) -> None:
         await repo.set_progress(session, run_id=job_id, progress=progress)

@@ -26,6 +26,7 @@ from fleet_rlm.optimize.programs_db import DatabasePrograms
 from fleet_rlm.optimize.progress import OptimizationProgress, ProgressTracker
 from fleet_rlm.optimize.versions import manifest, program_json, results_json
 from fleet_rlm.services.jobs.follow import follow_job
+from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.job import Job, channel
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
@@ -69,6 +70,7 @@ class OptimizationService:
         self.cancels: dict[str, threading.Event] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.jobs = OptimizationJobs(database, bus, active=self.tasks)  # the sweeper's view of these runs
+        self.heartbeats = Heartbeats(self.jobs, database, owner=self.owner, interval_s=settings.run_heartbeat_s)
         bus.on_cancel(self._on_cancel)
 
     async def start(
@@ -136,7 +138,7 @@ class OptimizationService:
             self.bus,
             job_id=run_id,
             owner=self.owner,
-            heartbeat_s=self.settings.run_heartbeat_s,
+            heartbeats=self.heartbeats,
             on_cancel=cancel.set,
         )
         latest: dict[str, OptimizationProgress] = {}

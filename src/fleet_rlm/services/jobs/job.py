@@ -1,8 +1,9 @@
 """A running job: claimed by this process, beating while it runs, reporting progress live.
 
-`Job.running()` claims the row (status running, owner stamped), then beats every `heartbeat_s`; a beat that
-finds a durable cancel request on the row calls `on_cancel`, so a cancel recorded by any replica reaches the one
-running the job even when the bus message was lost. `report()` may be called from any thread (GEPA and the
+`Job.running()` claims the row (status running, owner stamped), then is beaten by the server's `Heartbeats`
+for its kind (one transaction for all of them); a beat that finds a durable cancel request on the row calls
+`on_cancel`, so a cancel recorded by any replica reaches the one running the job even when the bus message was
+lost. `report()` may be called from any thread (GEPA and the
 runtime run on worker threads): the latest progress is written to the row and then published on the bus, one
 write per change, coalesced while a write is in flight. Each kind finishes its job in its own transaction (a
 turn commits its answer and terminal event with the status) and then calls `announce()`.
@@ -13,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.store import Database
 
@@ -36,8 +38,8 @@ class JobStore(Protocol):
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         """Move the job to running, owned by `owner` (raises when it may not run any more)."""
 
-    async def beat(self, session: AsyncSession, job_id: str, owner: str) -> bool:
-        """Stamp liveness; True when a durable cancel request is on the row."""
+    async def beat(self, session: AsyncSession, job_ids: Collection[str], owner: str) -> set[str]:
+        """Stamp liveness on the running ones; returns the ids with a durable cancel request on their row."""
 
     async def save_progress(self, session: AsyncSession, job_id: str, progress: dict[str, Any]) -> None:
         """Store the job's latest progress (what a follower reads after a notice)."""
@@ -57,7 +59,7 @@ class Job:
         *,
         job_id: str,
         owner: str,
-        heartbeat_s: float,
+        heartbeats: Heartbeats,
         on_cancel: Callable[[], None],
     ) -> None:
         self.store = store
@@ -65,7 +67,7 @@ class Job:
         self.bus = bus
         self.id = job_id
         self.owner = owner
-        self.heartbeat_s = heartbeat_s
+        self.heartbeats = heartbeats
         self.on_cancel = on_cancel
         self.channel = channel(store.kind, job_id)
         self._latest: dict[str, Any] | None = None
@@ -80,15 +82,15 @@ class Job:
         async with self.database.transaction() as session:
             await self.store.claim(session, self.id, self.owner)
         self._loop = asyncio.get_running_loop()
-        tasks = [self._loop.create_task(self._heartbeat()), self._loop.create_task(self._pump())]
+        self.heartbeats.register(self.id, self.on_cancel)
+        pump = self._loop.create_task(self._pump())
         try:
             yield self
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            self.heartbeats.unregister(self.id)
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
             await self._write()
 
     def report(self, progress: dict[str, Any]) -> None:
@@ -132,14 +134,3 @@ class Job:
             await self.bus.publish(self.channel, "", [notice])
         except Exception as exc:  # followers fall back to their slow re-read
             log.warning("progress notice of %s %s not published: %s", self.store.kind, self.id, exc)
-
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(self.heartbeat_s)
-            try:
-                async with self.database.transaction() as session:
-                    cancel_requested = await self.store.beat(session, self.id, self.owner)
-                if cancel_requested:
-                    self.on_cancel()
-            except Exception as exc:  # a database hiccup must not kill the job
-                log.warning("heartbeat of %s %s failed: %s", self.store.kind, self.id, exc)

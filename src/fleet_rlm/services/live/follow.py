@@ -2,7 +2,10 @@
 
 Subscribing happens before the first database read, so nothing committed in between is missed; live batches
 that skip a seq (or a poke from another replica, or a quiet interval) make the follower re-read the database,
-followed by this process's events that were delivered live but are not committed yet (`bus.unsaved`).
+followed by this process's events that were delivered live but are not committed yet (`bus.unsaved`). The
+quiet re-read is only a safety net (a lost cross-replica notice, a run recovered elsewhere), so its interval
+doubles while a run stays quiet, up to `QUIET_MAX_S`: under load, when every run is slow, a re-read per
+follower per second was a sixth of the API process's CPU (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.events import list_events
 
 PAGE = 500
+QUIET_MAX_S = 4.0
 
 
 async def _read_after(
@@ -68,6 +72,7 @@ async def follow_run(
     """Yield the run's events with seq > `after` in order, ending after its terminal event."""
     subscription = bus.subscribe(run_id=run_id)
     last = after
+    wait_s = poll_s
     try:
         read_db = True
         quiet = True  # check for a finished run before the first wait
@@ -107,10 +112,10 @@ async def follow_run(
                     yield event
                 return
             try:
-                await asyncio.wait_for(subscription.wakeup.wait(), poll_s)
-                quiet = False
+                await asyncio.wait_for(subscription.wakeup.wait(), wait_s)
+                quiet, wait_s = False, poll_s
             except TimeoutError:
-                quiet = True
+                quiet, wait_s = True, min(wait_s * 2, max(poll_s, QUIET_MAX_S))
             # Woken without a batch means another replica committed events; a quiet interval re-checks too.
             read_db = quiet or subscription.queue.empty()
     finally:

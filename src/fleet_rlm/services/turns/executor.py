@@ -46,7 +46,7 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
         service.bus,
         job_id=run.id,
         owner=service.owner,
-        heartbeat_s=service.settings.run_heartbeat_s,
+        heartbeats=service.heartbeats,
         on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
     )
     result: TurnResult

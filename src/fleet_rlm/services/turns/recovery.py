@@ -8,6 +8,7 @@ is the shared one in `services/jobs/sweep.py`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,10 +38,8 @@ class TurnJobs(TableJobs):
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         await runs_repo.set_run_status(session, run_id=job_id, status="running", owner=owner)
 
-    async def beat(self, session: AsyncSession, job_id: str, owner: str) -> bool:
-        await runs_repo.heartbeat(session, run_id=job_id, owner=owner)
-        run = await runs_repo.get_run(session, run_id=job_id)
-        return run is not None and run.cancel_requested_at is not None
+    async def beat(self, session: AsyncSession, job_ids: Collection[str], owner: str) -> set[str]:
+        return await runs_repo.heartbeat(session, run_ids=job_ids, owner=owner)
 
     async def save_progress(self, session: AsyncSession, job_id: str, progress: dict[str, Any]) -> None:
         return None  # a turn's progress is its event log

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import Runtime
+from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.store import Database
@@ -42,5 +43,6 @@ class RunDeps:
     threads: Executor
     owner: str
     writer: EventWriter  # stores every running run's events, shared transactions
+    heartbeats: Heartbeats  # beats every running run of this server in one transaction
     interrupting: set[str] = field(default_factory=set)
     telemetry: Telemetry | None = None  # exports each run as an OpenTelemetry trace (None: tracing off)

@@ -15,12 +15,14 @@ from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
 from fleet_rlm.events.status import ACTIVE
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
+from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.preferences import user_turn_settings
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
+from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.titles import title_from_task
 from fleet_rlm.skills import require_skills
@@ -56,8 +58,10 @@ class TurnService:
         self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
         # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
         self.writer = EventWriter(database, bus)
+        interval_s = settings.run_heartbeat_s
+        heartbeats = Heartbeats(TurnJobs(database, bus), database, owner=self.owner, interval_s=interval_s)
         self.deps = RunDeps(
-            settings, database, bus, runtime, self.threads, self.owner, self.writer, telemetry=telemetry
+            settings, database, bus, runtime, self.threads, self.owner, self.writer, heartbeats, telemetry=telemetry
         )
         self.telemetry = telemetry
         self.interrupting = self.deps.interrupting

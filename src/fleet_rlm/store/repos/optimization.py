@@ -5,6 +5,7 @@ Status changes are conditional UPDATEs like runs: a finished optimization run ne
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import update
@@ -93,18 +94,27 @@ async def set_progress(session: AsyncSession, *, run_id: str, progress: dict[str
     )
 
 
-async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
-    """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
-    conditions = [col(OptimizationRun.id) == run_id, col(OptimizationRun.status) == RunStatus.RUNNING]
+async def heartbeat(session: AsyncSession, *, run_ids: Collection[str], owner: str | None = None) -> set[str]:
+    """Stamp heartbeat_at on those of `run_ids` that are running (owned by `owner`, when given), in one UPDATE;
+    returns the ids among them with a durable cancel request."""
+    if not run_ids:
+        return set()
+    ids = list(run_ids)
+    conditions = [col(OptimizationRun.id).in_(ids), col(OptimizationRun.status) == RunStatus.RUNNING]
     if owner is not None:
         conditions.append(col(OptimizationRun.owner) == owner)
-    result: Any = await session.execute(
+    await session.execute(
         update(OptimizationRun)
         .where(*conditions)
         .values(heartbeat_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)
+    rows = await session.execute(
+        select(col(OptimizationRun.id)).where(
+            col(OptimizationRun.id).in_(ids), col(OptimizationRun.cancel_requested_at).is_not(None)
+        )
+    )
+    return {str(row[0]) for row in rows}
 
 
 async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:

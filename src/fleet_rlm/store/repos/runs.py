@@ -7,6 +7,7 @@ changes again.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -159,15 +160,25 @@ async def set_run_trace(session: AsyncSession, *, run_id: str, trace_id: str, sp
     return bool(result.rowcount)
 
 
-async def heartbeat(session: AsyncSession, *, run_id: str, owner: str | None = None) -> bool:
-    """Stamp heartbeat_at on a running run (owned by `owner`, when given); False if it is not running."""
-    conditions = [col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING]
+async def heartbeat(session: AsyncSession, *, run_ids: Collection[str], owner: str | None = None) -> set[str]:
+    """Stamp heartbeat_at on those of `run_ids` that are running (owned by `owner`, when given), in one UPDATE.
+
+    Returns the ids among them that carry a durable cancel request (`request_cancel`), so one beat both proves
+    the runs alive and hears of cancels recorded by any replica.
+    """
+    if not run_ids:
+        return set()
+    ids = list(run_ids)
+    conditions = [col(Run.id).in_(ids), col(Run.status) == RunStatus.RUNNING]
     if owner is not None:
         conditions.append(col(Run.owner) == owner)
-    result: Any = await session.execute(
+    await session.execute(
         update(Run).where(*conditions).values(heartbeat_at=utcnow()).execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)
+    rows = await session.execute(
+        select(col(Run.id)).where(col(Run.id).in_(ids), col(Run.cancel_requested_at).is_not(None))
+    )
+    return {str(row[0]) for row in rows}
 
 
 async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
