@@ -12,7 +12,7 @@ import dspy  # noqa: F401
 from fastapi import FastAPI
 
 from fleet_rlm import __version__
-from fleet_rlm.api import spa
+from fleet_rlm.api import spa, startup_gc
 from fleet_rlm.api.browser_guard import BrowserGuard
 from fleet_rlm.api.errors import install_error_handlers
 from fleet_rlm.api.limits import BodyLimitMiddleware
@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                 app.state.turns = machinery.turns
                 app.state.optimization = machinery.optimization
                 app.state.telemetry = machinery.telemetry
+                startup_gc.resume()  # the process's entry point may have paused it for the imports and startup
                 yield
         finally:
             await database.dispose()

@@ -197,6 +197,16 @@ def _prepare(settings: Settings) -> None:
 
 
 def main() -> int:
+    from fleet_rlm.api import startup_gc
+
+    startup_gc.pause()  # until the app's lifespan has started (see startup_gc)
+    try:
+        return _start()
+    finally:
+        startup_gc.resume()
+
+
+def _start() -> int:
     import fleet_rlm.api.app  # noqa: F401 - first: it orders its own imports (dspy before the web stack)
 
     try:

@@ -53,9 +53,11 @@ def web(
     allow_insecure: bool = InsecureOption,
 ) -> None:
     """Serve the web workbench and the API (SQLite and the local sandbox unless configured otherwise)."""
+    from fleet_rlm.api import startup_gc
     from fleet_rlm.cli.server import preflight, serve
 
     def body() -> None:
+        startup_gc.pause()  # until the app's lifespan has started
         settings = _settings(host, port)
         preflight(settings, allow_insecure=allow_insecure)
         serve(settings, open_browser=open_browser, path="/app/workspace")
@@ -70,9 +72,11 @@ def serve_api(
     allow_insecure: bool = InsecureOption,
 ) -> None:
     """Serve the API only (for integrations and several replicas on Postgres)."""
+    from fleet_rlm.api import startup_gc
     from fleet_rlm.cli.server import preflight, serve
 
     def body() -> None:
+        startup_gc.pause()  # until the app's lifespan has started
         settings = _settings(host, port)
         preflight(settings, allow_insecure=allow_insecure)
         serve(settings, workers=workers)

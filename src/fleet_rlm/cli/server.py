@@ -72,6 +72,7 @@ def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, p
     print(f"fleet-rlm serving on {url}  (database: {settings.database_kind}, data dir: {settings.data_dir})")
     if open_browser:
         webbrowser.open(url)
+    from fleet_rlm.api import startup_gc
     from fleet_rlm.api.serving import FleetServer, uvicorn_config
 
     if workers > 1:
@@ -84,6 +85,7 @@ def serve(settings: Settings, *, workers: int = 1, open_browser: bool = False, p
         config = uvicorn_config(settings, "fleet_rlm.api.app:create_app", factory=True, workers=workers)
         # Workers run uvicorn's own Server: open connections (SSE streams of running turns) get the grace.
         config.timeout_graceful_shutdown = max(config.timeout_graceful_shutdown or 0, int(settings.shutdown_grace_s))
+        startup_gc.resume()  # the supervisor runs no lifespan; its workers start with their own collector
         Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
     from fleet_rlm.api.app import create_app

@@ -1,4 +1,4 @@
-"""Who calls and what they reach, for one MCP request: set by the mount (`api/mcp_mount.py`) in the ASGI
+"""Who calls and what they reach, for one MCP request: set by the mount (`api/mcp_endpoint.py`) in the ASGI
 scope's state after it authenticated the HTTP request, read by every tool and resource.
 
 Nothing here trusts the MCP session: each HTTP request carries its own credentials, and the SDK refuses a
