@@ -79,3 +79,21 @@ async def test_replay_sets_are_per_user(db: Database) -> None:
         assert [r.name for r in await recordings.list_sets(s, user_id=alice.id)] == ["smoke"]
         assert await recordings.delete_set(s, user_id=alice.id, name="smoke") is True
         assert await recordings.list_sets(s, user_id=alice.id) == []
+
+
+async def test_one_call_mixes_known_and_new_bodies(db: Database, run_id: str) -> None:
+    """A batch whose bodies are partly stored already (another run, an earlier batch) adds only the new ones."""
+    async with db.transaction() as s:
+        await recordings.add_exchanges(s, run_id=run_id, exchanges=[exchange(1)])
+    async with db.transaction() as s:
+        batch = [exchange(2), exchange(3, response={"outputs": ["other"]}), exchange(4, response={"outputs": ["x"]})]
+        await recordings.add_exchanges(s, run_id=run_id, exchanges=batch)
+    assert await blob_count(db) == 4  # the shared request, the first response, two new responses
+    async with db.session() as s:
+        stored = await recordings.list_exchanges(s, run_id=run_id)
+    assert [e.response for e in stored] == [
+        {"outputs": ["hello"], "usage": {"prompt_tokens": 3}},
+        {"outputs": ["hello"], "usage": {"prompt_tokens": 3}},
+        {"outputs": ["other"]},
+        {"outputs": ["x"]},
+    ]

@@ -38,13 +38,31 @@ async def insert_ignoring_conflict(session: AsyncSession, row: SQLModel, *, conf
     Used for get-or-create under concurrency: unlike try/except IntegrityError it never aborts the
     surrounding transaction (which Postgres would otherwise poison).
     """
-    table: Any = row.__table__  # type: ignore[attr-defined]
-    values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
+    return bool(await insert_many_ignoring_conflict(session, [row], conflict_columns=conflict_columns))
+
+
+async def insert_many_ignoring_conflict(
+    session: AsyncSession, rows: list[SQLModel], *, conflict_columns: list[str]
+) -> int:
+    """`insert_ignoring_conflict` for many rows of one table in one statement; returns how many were inserted.
+
+    Each row's unset (None) columns are left to their defaults, so rows are grouped by the columns they set.
+    """
+    if not rows:
+        return 0
+    table: Any = rows[0].__table__  # type: ignore[attr-defined]
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
+        groups.setdefault(tuple(values), []).append(values)
     dialect = session.get_bind().dialect.name
-    stmt: Any
-    if dialect == "postgresql":
-        stmt = postgresql.insert(table).values(values).on_conflict_do_nothing(index_elements=conflict_columns)
-    else:
-        stmt = sqlite.insert(table).values(values).on_conflict_do_nothing(index_elements=conflict_columns)
-    result: Any = await session.execute(stmt)
-    return bool(result.rowcount)
+    inserted = 0
+    for group in groups.values():
+        stmt: Any
+        if dialect == "postgresql":
+            stmt = postgresql.insert(table).values(group).on_conflict_do_nothing(index_elements=conflict_columns)
+        else:
+            stmt = sqlite.insert(table).values(group).on_conflict_do_nothing(index_elements=conflict_columns)
+        result: Any = await session.execute(stmt)
+        inserted += max(int(result.rowcount or 0), 0)
+    return inserted

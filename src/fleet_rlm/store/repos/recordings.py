@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.models import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.repos._sql import insert_ignoring_conflict
+from fleet_rlm.store.repos._sql import insert_many_ignoring_conflict
 from fleet_rlm.store.types import utcnow
 
 
@@ -46,9 +46,8 @@ def body_hash(body: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-async def _put_blob(session: AsyncSession, key: str, body: Any) -> None:
-    size = len(json.dumps(body, ensure_ascii=False))
-    await insert_ignoring_conflict(session, LMBlob(hash=key, size=size, body=body), conflict_columns=["hash"])
+def _blob(key: str, body: Any) -> LMBlob:
+    return LMBlob(hash=key, size=len(json.dumps(body, ensure_ascii=False)), body=body)
 
 
 async def save_inputs(session: AsyncSession, *, run_id: str, inputs: dict[str, Any]) -> RunRecording:
@@ -63,13 +62,16 @@ async def save_inputs(session: AsyncSession, *, run_id: str, inputs: dict[str, A
 
 
 async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequence[NewExchange]) -> None:
+    """The exchanges and their bodies: each body once per hash, all new blobs in one INSERT (group commits carry
+    many runs' recordings, so per-blob statements were a large share of the writer's time)."""
+    blobs: dict[str, Any] = {}
     for exchange in exchanges:
         response_hash = None
         if exchange.request is not None:
-            await _put_blob(session, exchange.request_hash, exchange.request)
+            blobs.setdefault(exchange.request_hash, exchange.request)
         if exchange.response is not None:
             response_hash = body_hash(exchange.response)
-            await _put_blob(session, response_hash, exchange.response)
+            blobs.setdefault(response_hash, exchange.response)
         session.add(
             LMRecording(
                 run_id=run_id,
@@ -84,6 +86,8 @@ async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequen
                 lm_params=exchange.lm_params,
             )
         )
+    rows: list[Any] = [_blob(key, body) for key, body in blobs.items()]
+    await insert_many_ignoring_conflict(session, rows, conflict_columns=["hash"])
     await session.flush()
 
 
