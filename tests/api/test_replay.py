@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import text
 
+from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import programs as programs_repo
@@ -191,3 +192,16 @@ def test_workspace_file_context_is_staged_for_the_replay(
     (workspace / "notes.txt").write_text("edited since\n")
     edited = client.post(f"/api/v1/runs/{run_id}/replay").json()
     assert edited["result"] == "diverged" and "+edited since" in edited["divergence"]["diff"]
+
+
+def test_replay_on_a_server_whose_turns_run_in_worker_processes(app_settings: Settings, lm: FakeLMServer) -> None:
+    """FLEET_TURN_PROCESSES=1: the turn runs (and is recorded) in a worker; its replay, whose recorded responses
+    cannot cross to a worker, runs in the server process and is identical."""
+    with TestClient(create_app(app_settings.model_copy(update={"turn_processes": 1}))) as client:
+        run_id = record_run(client, lm)
+        lm.stop()
+        replayed = client.post(f"/api/v1/runs/{run_id}/replay")
+        assert replayed.status_code == 200, replayed.text
+        report = replayed.json()
+        assert report["result"] == "identical", report["divergence"]
+        assert report["answer_replayed"] == "done"

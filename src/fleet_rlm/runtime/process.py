@@ -5,7 +5,9 @@ the GIL the event loop needs, so under load live delivery queues behind computat
 forwards: each turn runs in a worker (`process_worker`), its events and LM recordings stream back over a pipe
 into the caller's sink. A session always goes to the same worker (its REPL state lives in that worker's pool).
 A cancel is forwarded; a worker that dies fails its running turns with `turn_worker_died` (never a hang) and is
-started again for the next turn (that session's REPL state is gone, its files are kept).
+started again for the next turn (that session's REPL state is gone, its files are kept). A turn whose LM
+provider cannot cross as data (a replay's recorded responses) runs here, on an in-process `TurnRuntime` made on
+first need.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import ErrorEvent, TurnFailed
-from fleet_rlm.runtime.contracts import CancelToken, EventSink, TurnRequest, TurnResult
+from fleet_rlm.runtime.contracts import CancelToken, EventSink, Runtime, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.process_worker import PortableError, PortableTurn, worker_main
 from fleet_rlm.runtime.programs import MODULES, ProgramRegistry
@@ -137,6 +139,7 @@ class ProcessRuntime:
         self.programs = programs
         self._lock = threading.Lock()
         self._workers: list[_Incarnation | None] = [None] * processes
+        self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)
         for index in range(processes):  # start them now: their imports are paid before the first turn
             self._worker(index)
 
@@ -152,6 +155,8 @@ class ProcessRuntime:
 
     def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:
         """Run the turn in the session's worker (blocking). Raises only TurnAlreadyRunning."""
+        if not _portable_provider(request):
+            return self._local_runtime().run_turn(request, sink, cancel)
         pending = _Pending(request, sink)
         key = uuid.uuid4().hex
         worker = self._worker(self._slot(request.session_id))
@@ -179,18 +184,10 @@ class ProcessRuntime:
         profiles, error = None, None
         provider = request.lm_provider
         if provider is not None:
-            resolve = getattr(provider, "profiles", None)
-            if resolve is None:
-                error = PortableError(
-                    "lm_provider_not_portable",
-                    "this turn's LM provider cannot run in a worker process",
-                    "set FLEET_TURN_PROCESSES=0 to run turns in the server process",
-                )
-            else:
-                try:
-                    profiles = resolve()
-                except FleetError as exc:
-                    error = PortableError.of(exc)
+            try:
+                profiles = provider.profiles()  # type: ignore[attr-defined]  # _portable_provider checked it
+            except FleetError as exc:
+                error = PortableError.of(exc)
         return PortableTurn(
             request=TurnRequest(**{**request.__dict__, "lm_provider": None}),
             profiles=profiles,
@@ -210,10 +207,20 @@ class ProcessRuntime:
                     specs[(module, version)] = spec
         return specs
 
+    def _local_runtime(self) -> Runtime:
+        with self._lock:
+            if self._local is None:
+                from fleet_rlm.runtime.turn import TurnRuntime
+
+                self._local = TurnRuntime(self.settings, programs=self.programs)
+            return self._local
+
     def end_session(self, session_id: str) -> None:
         worker = self._workers[self._slot(session_id)]
         if worker is not None:
             worker.send(("end_session", "", session_id))
+        if self._local is not None:
+            self._local.end_session(session_id)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -224,6 +231,13 @@ class ProcessRuntime:
         for worker in workers:
             if worker is not None:
                 worker.stop()
+        if self._local is not None:
+            self._local.shutdown()
+
+
+def _portable_provider(request: TurnRequest) -> bool:
+    """A provider crosses to a worker as the profiles it resolves; one without `profiles` stays in-process."""
+    return request.lm_provider is None or callable(getattr(request.lm_provider, "profiles", None))
 
 
 def _failed(request: TurnRequest, sink: EventSink, message: str) -> TurnResult:
