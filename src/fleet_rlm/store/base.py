@@ -73,11 +73,13 @@ def text_field(*, default: Any = None, nullable: bool = True) -> Any:
     return Field(default=default, nullable=nullable, sa_type=sa.Text())
 
 
-def json_field(*, nullable: bool = False, factory: Any = dict) -> Any:
-    """JSON column; non-null ones default to an empty dict (or `factory()`)."""
+def json_field(*, nullable: bool = False, factory: Any = dict, server_default: str | None = None) -> Any:
+    """JSON column; non-null ones default to an empty dict (or `factory()`). `server_default` (SQL text) is for
+    columns a migration added to existing rows with one, so a schema created from the models matches."""
     if nullable:
         return Field(default=None, nullable=True, sa_type=json_type(nullable=True))
-    return Field(default_factory=factory, nullable=False, sa_type=json_type())
+    kwargs = {"server_default": sa.text(server_default)} if server_default is not None else {}
+    return Field(default_factory=factory, nullable=False, sa_type=json_type(), sa_column_kwargs=kwargs)
 
 
 def int_field(*, default: int | None = 0, nullable: bool = False, big: bool = False) -> Any:

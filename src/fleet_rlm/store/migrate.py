@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -126,10 +127,26 @@ async def assert_at_head_async(url: str) -> str:
     raise SchemaBehindError(rev, code_head)
 
 
-async def ensure_sqlite_schema_async(url: str) -> str:
-    """Create the SQLite file's directory and upgrade to head if behind; returns the head revision.
+def _create_at_head(connection: Connection, url: str) -> None:
+    """An empty database gets the models' schema and the head stamp instead of every migration replayed (a
+    third of a fresh local server's database start). `tests/store/test_schema_parity.py` proves both schemas are
+    the same, on SQLite and Postgres, so a migration without its model change (or the reverse) fails there."""
+    from fleet_rlm.store.models import metadata
 
-    The check and the upgrade share one locked transaction, so concurrent first starts migrate once.
+    metadata.create_all(connection)
+    MigrationContext.configure(connection).stamp(ScriptDirectory.from_config(alembic_config(url)), "head")
+
+
+def _is_empty(connection: Connection) -> bool:
+    return not sa.inspect(connection).get_table_names()
+
+
+async def ensure_sqlite_schema_async(url: str) -> str:
+    """Create the SQLite file's directory and bring it to head; returns the head revision.
+
+    A database without tables is created from the models at head (`_create_at_head`); any other is migrated as
+    far as it is behind. The check and the change share one locked transaction, so concurrent first starts
+    create or migrate once.
     """
     if backend_of(url) != "sqlite":
         raise ValueError("ensure_sqlite_schema only migrates SQLite; Postgres needs `fleet-rlm db upgrade`")
@@ -143,7 +160,9 @@ async def ensure_sqlite_schema_async(url: str) -> str:
     def ensure(connection: Connection) -> None:
         rev = _revision_of(connection)
         _check_known(rev, code_head)
-        if rev != code_head:
+        if rev is None and _is_empty(connection):
+            _create_at_head(connection, url)
+        elif rev != code_head:
             _with_config(url, lambda cfg: command.upgrade(cfg, "head"))(connection)
 
     await _on_connection(url, ensure, write=True)

@@ -33,7 +33,8 @@ class User(StoreModel, table=True):
     id: str = id_field()
     name: str = str_field(255)
     display_name: str | None = str_field(255, default=None, nullable=True)
-    settings: dict[str, Any] = json_field()  # runtime overrides the user chose (GET/PATCH /runtime/settings)
+    # runtime overrides the user chose (GET/PATCH /runtime/settings); the server default is migration 0002's
+    settings: dict[str, Any] = json_field(server_default="'{}'")
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
 
