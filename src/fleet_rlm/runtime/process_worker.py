@@ -23,6 +23,7 @@ from fleet_rlm.llm.roles import Role
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.programs import ProgramSpec
+from fleet_rlm.runtime.warm import warm_in_background
 
 WORKER_NICE = 10  # below the API process (0): delivery first, computation with what is left
 
@@ -147,6 +148,7 @@ class _Worker:
 
     def serve(self) -> None:
         self.send(("ready", "", None))
+        warm_in_background()  # else the first turns of a burst pay LiteLLM's import here (seconds of CPU)
         while True:
             try:
                 message = self.conn.recv()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from fleet_rlm.config import Settings
 from fleet_rlm.optimize.programs_db import DatabasePrograms
 from fleet_rlm.runtime.contracts import Runtime
 from fleet_rlm.runtime.programs import ProgramRegistry
+from fleet_rlm.runtime.warm import warm_in_background
 from fleet_rlm.services.jobs.sweep import JobKind, sweep, sweep_forever
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.optimization import make_optimization, make_programs
@@ -35,16 +35,6 @@ def make_bus(settings: Settings) -> LocalBus:
 
         return PostgresBus(settings.resolved_database_url)
     return LocalBus()
-
-
-def warm_imports() -> None:
-    """Import the heavy model libraries off the request path, so the first turn does not pay for them."""
-    try:
-        import litellm  # noqa: F401
-
-        from fleet_rlm.llm import pricing  # noqa: F401
-    except Exception:  # warming is an optimisation; the first turn will import (and report) for real
-        return
 
 
 @dataclass(frozen=True)
@@ -85,9 +75,7 @@ async def turn_machinery(
 ) -> AsyncIterator[Machinery]:
     """Start everything turns need; `runtime` replaces the real TurnRuntime (tests, scripted demos)."""
     # Warm after startup completes, so the imports do not compete with it for the GIL.
-    asyncio.get_running_loop().call_later(
-        1.0, lambda: threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
-    )
+    asyncio.get_running_loop().call_later(1.0, warm_in_background)
     bus = make_bus(settings)
     await bus.start()
     programs = await make_programs(database)  # promoted optimized programs, used by new turns
