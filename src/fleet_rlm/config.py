@@ -210,7 +210,11 @@ class Settings(BaseSettings):
     )
     run_heartbeat_s: float = Field(default=5.0, gt=0, description="How often a running turn stamps its heartbeat.")
     turn_processes: int = Field(
-        default=0, ge=0, le=64, description="Worker processes that run turns (0: threads of the API process)."
+        default=0,
+        ge=0,
+        le=64,
+        description="Worker processes that run turns (0: threads of the API process). On a server with concurrent "
+        "turns set it to the number of cores: live events then stay prompt while turns compute.",
     )
     recording_enabled: bool = Field(
         default=True, description="Record every LM request and response of a run (for `fleet-rlm replay`)."
