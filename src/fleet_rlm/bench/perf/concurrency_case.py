@@ -1,7 +1,8 @@
 """Scenario 5, concurrency: N sessions each run a scripted 5-iteration turn at once, 100 ms LM latency.
 
-All N WebSocket clients start together against one `serve-api` process, after one warm-up turn. Checked: every
-turn finishes, and each client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
+All N WebSocket clients start together against one `serve-api` process, after warm-up turns (one, or four per
+turn process: sessions hash onto the workers, so each has run turns). Checked: every turn finishes, and each
+client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
 slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
 sandboxes included); the server process's peak RSS. Run twice: turns in threads of the API process (the
@@ -44,11 +45,17 @@ def _problems(traces: list[TurnTrace | BaseException]) -> list[str]:
     return problems
 
 
-def _burst(ctx: SuiteContext, shared: Harness, label: str) -> list[Row]:
+async def _warm(shared: Harness, turns: int) -> None:
+    """Steady state: every turn process (sessions hash onto them) has paid its lazy imports before the burst."""
+    sessions = [new_session(shared.server, f"warm-up {i}") for i in range(turns)]
+    for trace in await asyncio.gather(*(ws_turn(shared.server, sid, task_for("steps5")) for sid in sessions)):
+        if trace.terminal != "turn_finished":
+            raise RuntimeError(f"a warm-up turn ended with {trace.terminal}")
+
+
+def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0) -> list[Row]:
     count = 5 if ctx.quick else 50
-    warm = asyncio.run(ws_turn(shared.server, new_session(shared.server, "warm-up"), task_for("steps5")))
-    if warm.terminal != "turn_finished":  # steady state: the server's lazy imports are paid before the burst
-        raise RuntimeError(f"the warm-up turn ended with {warm.terminal}")
+    asyncio.run(_warm(shared, max(1, 4 * processes)))
     sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
     server_pid = shared.server.pid
     shared.lm.set_latency(LATENCY_S)
@@ -107,5 +114,5 @@ def run(ctx: SuiteContext) -> list[Row]:
     rows = _burst(ctx, shared, "turns in API threads")
     processes = os.cpu_count() or 1
     with harness(ctx.work_dir / "server-processes", turn_processes=processes) as own:
-        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}")
+        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}", processes=processes)
     return rows
