@@ -3,6 +3,10 @@
 The suite runs on SQLite by default. With `FLEET_DATABASE_URL=postgresql+asyncpg://...` every test that asks for
 `database_url` gets a fresh database on that server instead (CI runs the suite both ways). Tests never see the
 developer's FLEET_*/DSPY_*/DAYTONA_*/OTEL_* variables or `.env`.
+
+Tests marked `db_independent` (the directories below, or a module's `pytestmark`) run the same whatever
+FLEET_DATABASE_URL says: neither they nor a server they start use the suite's database. The Postgres run skips
+them (the SQLite run covers them); one that asks for a database fixture is a collection error.
 """
 
 from __future__ import annotations
@@ -27,6 +31,27 @@ for _name in list(os.environ):
 
 POSTGRES_ADMIN_URL = os.environ.get("FLEET_TEST_POSTGRES_URL")
 SUITE_ON_POSTGRES = os.environ.get("FLEET_TEST_DATABASE_KIND") == "postgresql"
+
+TESTS_DIR = Path(__file__).parent
+DB_INDEPENDENT_DIRS = {"bench", "bench_perf", "docs", "events", "llm", "runtime", "sandbox", "testing"}
+SUITE_DATABASE_FIXTURES = {"database_url", "module_data", "postgres_template"}
+DB_INDEPENDENT_SKIP = "db_independent: uses no configured database, so the SQLite run covers it"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(TESTS_DIR).parts[0] in DB_INDEPENDENT_DIRS:
+            item.add_marker(pytest.mark.db_independent)
+        used = SUITE_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if used and item.get_closest_marker("db_independent"):
+            raise pytest.UsageError(f"{item.nodeid} is marked db_independent but uses {sorted(used)}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skipped here (not by a mark) so the Postgres run's summary has one line for all of them."""
+    if SUITE_ON_POSTGRES and item.get_closest_marker("db_independent"):
+        pytest.skip(DB_INDEPENDENT_SKIP)
 
 
 def _asyncpg_dsn(url: str) -> str:

@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from fleet_rlm.budgets import TurnBudgets
 from fleet_rlm.config import Settings
 
+pytestmark = pytest.mark.db_independent
+
 
 def test_settings_give_the_server_budgets_within_the_same_bounds(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, max_iters=7, sandbox_output_max_chars=500)

@@ -8,6 +8,8 @@ import pytest
 
 from fleet_rlm.config import ConfigError, Settings, load_settings
 
+pytestmark = pytest.mark.db_independent
+
 
 def test_defaults_use_sqlite_in_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

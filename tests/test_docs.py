@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.config import Settings, env_names
+
+pytestmark = pytest.mark.db_independent
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.db_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 500
 

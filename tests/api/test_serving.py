@@ -18,6 +18,8 @@ from fleet_rlm.api.app import create_app
 from fleet_rlm.api.serving import FleetServer, uvicorn_config
 from fleet_rlm.config import Settings
 
+pytestmark = pytest.mark.db_independent
+
 HEADER_TIMEOUT_S = 0.5
 BOUND_S = 10.0  # how long a test waits for the server to act before failing
 

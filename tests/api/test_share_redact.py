@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.services.share_redact import KEY_MARK, Redactor
+
+pytestmark = pytest.mark.db_independent
 
 CREDENTIALS = [
     "sk-proj-abcdefghijklmnop0123",

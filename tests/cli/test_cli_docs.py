@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from fleet_rlm.cli.main import build_fleet_app, build_fleet_rlm_app
 
+pytestmark = pytest.mark.db_independent
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [
     ["chat"],

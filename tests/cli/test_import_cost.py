@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.helpers import cli_env
+
+pytestmark = pytest.mark.db_independent
 
 PROBE = """
 import sys

@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.cli.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.db_independent
 
 
 def _env(data_dir: Path, lm: FakeLMServer) -> dict[str, str]:

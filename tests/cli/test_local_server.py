@@ -11,10 +11,13 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 
 from fleet_rlm.cli.local_server import TOKEN_HEADER
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.cli.helpers import BIN, cli_env, local_server_pid, pid_alive, run_cli, wait_for
+
+pytestmark = pytest.mark.db_independent
 
 STARTING = "starting the local server"
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.cli.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.db_independent
 
 
 def test_profiles_round_trip(tmp_path: Path) -> None:

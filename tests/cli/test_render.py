@@ -29,6 +29,8 @@ from fleet_rlm.events import (
     WarningEvent,
 )
 
+pytestmark = pytest.mark.db_independent
+
 ENV = {"run_id": "run1", "session_id": "ses1"}
 CHILD = {**ENV, "depth": 1, "actor": "child:kid", "parent_id": "kid"}
 

@@ -7,10 +7,14 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import programs as programs_repo
 from fleet_rlm.testing import FakeLMServer, rlm_step, rlm_submit, sub_lm_rule
 from tests.cli.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.db_independent
 
 
 def add_version(data_dir: Path) -> None:

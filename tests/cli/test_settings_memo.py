@@ -7,11 +7,15 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from fleet_rlm.cli.settings_memo import ENV_PREFIXES
 from fleet_rlm.config import Settings, env_names
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from tests.cli.helpers import cli_env, run_cli
 from tests.cli.test_import_cost import _probe
+
+pytestmark = pytest.mark.db_independent
 
 NO_MODEL = "No language model is configured"
 

@@ -7,7 +7,11 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.cli.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.db_independent
 
 
 def _closed_port() -> int:

@@ -7,9 +7,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
 from mcp import Client, StdioServerParameters
 from tests.cli.helpers import BIN, cli_env, local_server_pid, stop_local_servers
+
+pytestmark = pytest.mark.db_independent
 
 
 def test_fleet_rlm_mcp_over_stdio_runs_a_task_with_progress(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from fleet_rlm.optimize.datasets import to_jsonl
 from fleet_rlm.testing import FakeLMServer
 from tests.optimize.fakes import TAUGHT, direct_rows, teaching_lm
 
+pytestmark = pytest.mark.db_independent
+
 
 @pytest.fixture
 def lm() -> Iterator[FakeLMServer]:

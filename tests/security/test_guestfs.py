@@ -11,6 +11,8 @@ import pytest
 
 from fleet_rlm.sandbox import guestfs
 
+pytestmark = pytest.mark.db_independent
+
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:

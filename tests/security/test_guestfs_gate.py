@@ -14,6 +14,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.db_independent
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "fleet_rlm"
 

@@ -16,6 +16,8 @@ from fleet_rlm.events import ArtifactCreated
 from fleet_rlm.runtime.workspace import ArtifactWatcher, Memory
 from fleet_rlm.sandbox import guestfs
 
+pytestmark = pytest.mark.db_independent
+
 
 class Sink:
     def __init__(self) -> None:

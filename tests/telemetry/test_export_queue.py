@@ -14,6 +14,8 @@ from fleet_rlm.config import Settings
 from fleet_rlm.telemetry.export import BoundedExport
 from fleet_rlm.telemetry.links import shown_endpoint, trace_url, traces_endpoint, tracing_enabled
 
+pytestmark = pytest.mark.db_independent
+
 
 class StuckExporter(SpanExporter):
     """A collector that never answers until released."""

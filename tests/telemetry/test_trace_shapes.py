@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -24,6 +25,8 @@ from fleet_rlm.events import (
     utcnow,
 )
 from fleet_rlm.telemetry.trace import RunTrace, ns
+
+pytestmark = pytest.mark.db_independent
 
 ENV = {"run_id": "r1", "session_id": "s1"}
 
