@@ -79,7 +79,7 @@ def _stop_server(env: dict[str, str]) -> None:
 
 
 def run(ctx: SuiteContext) -> list[Row]:
-    repeats = 3 if ctx.quick else 7
+    repeats = 1 if ctx.quick else 7
     lm = ctx.shared("cli_lm", lambda: fake_lm_process(0.0))
     env = _env(ctx.work_dir / "cli-data", lm.base_url)
     bare = [sys.executable, "-c", BARE_SCRIPT, lm.base_url]

@@ -54,7 +54,7 @@ async def _warm(shared: Harness, turns: int) -> None:
 
 
 def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0) -> list[Row]:
-    count = 5 if ctx.quick else 50
+    count = 3 if ctx.quick else 50
     asyncio.run(_warm(shared, max(1, 4 * processes)))
     sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
     server_pid = shared.server.pid

@@ -83,7 +83,7 @@ def _lease_ms(options: SandboxOptions, repeats: int) -> float:
 
 
 def run(ctx: SuiteContext) -> list[Row]:
-    repeats = 60 if ctx.quick else 300
+    repeats = 20 if ctx.quick else 300
     options = SandboxOptions(data_dir=ctx.work_dir / "sandbox", cell_timeout_s=60.0)
     with fake_lm_process(0.0) as lm, httpx.Client(base_url=lm.base_url, timeout=30) as http:
 
@@ -103,7 +103,7 @@ def run(ctx: SuiteContext) -> list[Row]:
         deno_reason = None if ctx.quick else deno_unavailable()
         if not ctx.quick and deno_reason is None:
             figures[DENO] = _figures(deno_interpreter, tools, max(repeats // 5, 20))
-    lease = _lease_ms(options, 5 if ctx.quick else 20)
+    lease = _lease_ms(options, 3 if ctx.quick else 20)
     missing = "Deno baseline skipped in --quick" if ctx.quick else (f"Deno: {deno_reason}" if deno_reason else "")
 
     def row(metric: str, key: str, target: float | None = None, note: str = "") -> Row:

@@ -1,6 +1,6 @@
 """Scenario 6, the API on a large store: list sessions, page a session's history, replay a run's events.
 
-Seeds 10,000 sessions / 1,000,000 events (`--quick`: 1,000 / 20,000) with bulk inserts, then times requests
+Seeds 10,000 sessions / 1,000,000 events (`--quick`: 300 / 6,000) with bulk inserts, then times requests
 against a real `serve-api` over keep-alive HTTP: p50/p99 of each. SQLite always (the shared server's database);
 Postgres only with `--postgres-url` / FLEET_TEST_POSTGRES_URL, in a database created for the run and dropped after.
 """
@@ -39,7 +39,7 @@ S = "6 API on a large store"
 
 def _sizes(quick: bool) -> tuple[int, int, int]:
     """sessions, turns (= runs) per session, events per run."""
-    return (1_000, 1, 20) if quick else (10_000, 5, 20)
+    return (300, 1, 20) if quick else (10_000, 5, 20)
 
 
 def _timed_gets(server: ApiServer, paths: list[str]) -> list[float]:
@@ -67,7 +67,7 @@ def _measure(server: ApiServer, url: str, backend: str, quick: bool, ctx: SuiteC
     )
     took = time.perf_counter() - started
     ctx.log(f"api/{backend}: seeded {sessions:,} sessions, {seeded.events:,} events in {took:.1f} s")
-    n = 50 if quick else 200
+    n = 20 if quick else 200
     rng = random.Random(7)
     listing = [f"/api/v1/sessions?limit=50&offset={rng.randrange(0, sessions - 50)}" for _ in range(n)]
     history = [f"/api/v1/sessions/{rng.choice(seeded.session_ids)}/turns?limit=20" for _ in range(n)]
