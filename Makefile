@@ -2,7 +2,8 @@
 .DEFAULT_GOAL := help
 UV ?= uv
 PYTEST_ARGS ?=
-# Both cores: many tests wait on subprocess servers and sandboxes; files stay whole on one worker.
+# Both cores: many tests wait on subprocess servers and sandboxes; files stay whole on one worker, in collection
+# order (tests/conftest.py puts the modules with slow tests first; xdist's default puts one-test modules last).
 PYTEST_WORKERS ?= 2
 
 .PHONY: help install run test lint format typecheck imports docs docs-check api-sync api-check ui-build ui-check ui-test ui-e2e bench bench-quick
@@ -17,7 +18,7 @@ run: ## Serve the workbench on 127.0.0.1:8000 (SQLite, local sandbox)
 	$(UV) run fleet web
 
 test: ## Run the whole test suite (set FLEET_DATABASE_URL to run it on Postgres)
-	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist loadfile --timeout 900 $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --timeout 900 $(PYTEST_ARGS)
 
 lint: ## Ruff lint + format check, mypy, import layers, docs and OpenAPI drift
 	$(UV) run --frozen ruff check src tests scripts migrations

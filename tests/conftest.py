@@ -40,6 +40,10 @@ DB_INDEPENDENT_SKIP = "db_independent: uses no configured database, so the SQLit
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark and check db_independent tests; put modules with `slow` tests first, so that with `--dist loadfile
+    --no-loadscope-reorder` (make test) no long module starts last while the other worker sits idle."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)
     for item in items:
         if item.path.relative_to(TESTS_DIR).parts[0] in DB_INDEPENDENT_DIRS:
             item.add_marker(pytest.mark.db_independent)
