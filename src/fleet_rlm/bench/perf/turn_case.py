@@ -61,7 +61,7 @@ def run(ctx: SuiteContext) -> list[Row]:
             "ms",
             ms(median(samples)),
             {LOCAL: ms(median(baseline))},
-            1.3,
+            1.2,
             True,
             note,
         ),
