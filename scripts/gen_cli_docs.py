@@ -57,8 +57,8 @@ is always safe.
 What that buys ([performance.md](performance.md#the-cli-scenario-7), 2-core VM, as ratios to a bare script that
 imports dspy and makes one LM call, measured in the same run): `sessions list` 0.38-0.39x, `run` 0.61-0.67x,
 the chat (start, one question, `/exit`) 0.62-0.72x; `run` prints its session line after about a third of the
-bare script's time. The first call of a data dir starts the server: several seconds (dspy, the web stack and,
-on a fresh database, the migrations).
+bare script's time. The first call of a data dir starts the server: a few seconds, nearly all of it importing
+dspy and the web stack (a fresh database is created at head; the MCP SDK loads only on the first `/mcp` request).
 
 ## The terminal chat
 
