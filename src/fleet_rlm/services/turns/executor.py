@@ -100,7 +100,7 @@ async def _commit(
     async def store(session: AsyncSession) -> None:
         if run.turn_id and result.answer:
             await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
-        finished = await runs_repo.set_run_status(
+        await runs_repo.set_run_status(
             session,
             run_id=run.id,
             status=final_status,
@@ -108,14 +108,9 @@ async def _commit(
             usage=result.usage or None,
             outcome=result.outcome,
             stop_reason=result.stop_reason,
+            program_version=result.program_version or None,  # promoted optimizations show here
         )
-        if result.program_version:  # the program version the turn ran (promoted optimizations show here)
-            finished.program_version = result.program_version
-        if result.summary:
-            await sessions_repo.update_session(
-                session, user_id=caller.user_id, session_id=run.session_id, summary=result.summary
-            )
-        await sessions_repo.touch_session(session, session_id=run.session_id)
+        await sessions_repo.touch_session(session, session_id=run.session_id, summary=result.summary or None)
 
     if not await recorder.finish(terminal, store):
         log.error("could not commit the result of run %s: %s", run.id, recorder.failed)

@@ -109,16 +109,11 @@ class TurnService:
                     action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
                     details={"run_id": active.id},
                 )
-            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content)
+            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run.id)
             run.turn_id = turn.id
-            await turns_repo.update_turn(session, turn_id=turn.id, run_id=run.id)
-            await sessions_repo.update_session(
-                session, user_id=caller.user_id, session_id=session_id, last_run_id=run.id
-            )
+            chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
             if not chat.title.strip():  # an untitled session is named after its first task
-                await sessions_repo.update_session(
-                    session, user_id=caller.user_id, session_id=session_id, title=title_from_task(data.content)
-                )
+                chat.title = title_from_task(data.content)
             await session.flush()
         token = CancelToken()
         self.tokens[run.id] = token

@@ -36,24 +36,21 @@ async def insert_ignoring_conflict(session: AsyncSession, row: SQLModel, *, conf
     """INSERT `row` unless it violates the unique index on `conflict_columns`; True if it was inserted.
 
     Used for get-or-create under concurrency: unlike try/except IntegrityError it never aborts the
-    surrounding transaction (which Postgres would otherwise poison).
+    surrounding transaction (which Postgres would otherwise poison). The row's unset (None) columns are left
+    to their defaults.
     """
-    return bool(await insert_many_ignoring_conflict(session, [row], conflict_columns=conflict_columns))
+    table: Any = row.__table__  # type: ignore[attr-defined]
+    values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
+    return bool(await insert_values_ignoring_conflict(session, table, [values], conflict_columns=conflict_columns))
 
 
-async def insert_many_ignoring_conflict(
-    session: AsyncSession, rows: list[SQLModel], *, conflict_columns: list[str]
+async def insert_values_ignoring_conflict(
+    session: AsyncSession, table: Any, rows: list[dict[str, Any]], *, conflict_columns: list[str]
 ) -> int:
-    """`insert_ignoring_conflict` for many rows of one table in one statement; returns how many were inserted.
-
-    Each row's unset (None) columns are left to their defaults, so rows are grouped by the columns they set.
-    """
-    if not rows:
-        return 0
-    table: Any = rows[0].__table__  # type: ignore[attr-defined]
+    """`insert_ignoring_conflict` for many rows of one table given as column dicts (hot paths skip building
+    models); returns how many were inserted. Rows are grouped by the columns they set, one statement per group."""
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for row in rows:
-        values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
+    for values in rows:
         groups.setdefault(tuple(values), []).append(values)
     dialect = session.get_bind().dialect.name
     inserted = 0

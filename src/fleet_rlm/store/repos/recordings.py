@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, exists, or_
+from sqlalchemy import delete, exists, insert, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.models import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.repos._sql import insert_many_ignoring_conflict
+from fleet_rlm.store.repos._sql import insert_ignoring_conflict, insert_values_ignoring_conflict
 from fleet_rlm.store.types import utcnow
 
 
@@ -46,25 +46,25 @@ def body_hash(body: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _blob(key: str, body: Any) -> LMBlob:
-    return LMBlob(hash=key, size=len(json.dumps(body, ensure_ascii=False)), body=body)
-
-
-async def save_inputs(session: AsyncSession, *, run_id: str, inputs: dict[str, Any]) -> RunRecording:
-    row = await session.get(RunRecording, run_id)
-    if row is None:
-        row = RunRecording(run_id=run_id, inputs=inputs)
-        session.add(row)
-    else:
-        row.inputs = inputs
-    await session.flush()
-    return row
+async def save_inputs(session: AsyncSession, *, run_id: str, inputs: dict[str, Any]) -> None:
+    """The turn's inputs: one INSERT for a new recording (the usual case), else one UPDATE."""
+    row = RunRecording(run_id=run_id, inputs=inputs)
+    if not await insert_ignoring_conflict(session, row, conflict_columns=["run_id"]):
+        await session.execute(
+            update(RunRecording)
+            .where(col(RunRecording.run_id) == run_id)
+            .values(inputs=inputs)
+            .execution_options(synchronize_session=False)
+        )
 
 
 async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequence[NewExchange]) -> None:
-    """The exchanges and their bodies: each body once per hash, all new blobs in one INSERT (group commits carry
-    many runs' recordings, so per-blob statements were a large share of the writer's time)."""
+    """The exchanges and their bodies: each body once per hash, all new blobs in one INSERT and all exchanges in
+    one executemany, as column dicts (group commits carry many runs' recordings, so per-row statements and
+    model construction were a large share of the writer's time)."""
+    now = utcnow()
     blobs: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
     for exchange in exchanges:
         response_hash = None
         if exchange.request is not None:
@@ -72,23 +72,30 @@ async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequen
         if exchange.response is not None:
             response_hash = body_hash(exchange.response)
             blobs.setdefault(response_hash, exchange.response)
-        session.add(
-            LMRecording(
-                run_id=run_id,
-                seq=exchange.seq,
-                role=exchange.role,
-                actor=exchange.actor,
-                depth=exchange.depth,
-                request_hash=exchange.request_hash,
-                response_hash=response_hash,
-                error=exchange.error,
-                truncated=exchange.truncated,
-                lm_params=exchange.lm_params,
-            )
+        rows.append(
+            {
+                "run_id": run_id,
+                "seq": exchange.seq,
+                "role": exchange.role,
+                "actor": exchange.actor,
+                "depth": exchange.depth,
+                "request_hash": exchange.request_hash,
+                "response_hash": response_hash,
+                "error": exchange.error,
+                "truncated": exchange.truncated,
+                "lm_params": exchange.lm_params,
+                "created_at": now,
+            }
         )
-    rows: list[Any] = [_blob(key, body) for key, body in blobs.items()]
-    await insert_many_ignoring_conflict(session, rows, conflict_columns=["hash"])
-    await session.flush()
+    if not rows:
+        return
+    blob_rows = [
+        {"hash": key, "size": len(json.dumps(body, ensure_ascii=False)), "body": body, "created_at": now}
+        for key, body in blobs.items()
+    ]
+    blobs_table: Any = LMBlob.__table__  # type: ignore[attr-defined]
+    await insert_values_ignoring_conflict(session, blobs_table, blob_rows, conflict_columns=["hash"])
+    await session.execute(insert(LMRecording.__table__), rows)  # type: ignore[attr-defined]
 
 
 async def finish_recording(

@@ -105,10 +105,12 @@ async def set_run_status(
     usage: dict[str, Any] | None = None,
     outcome: RunOutcome | None = None,
     stop_reason: str | None = None,
+    program_version: str | None = None,
 ) -> Run:
     """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError.
 
-    A succeeded run records its `outcome` (complete unless given; partial with the `stop_reason` budget)."""
+    A succeeded run records its `outcome` (complete unless given; partial with the `stop_reason` budget). One
+    UPDATE ... RETURNING: every turn passes here twice, once inside the writer's shared transaction."""
     target = parse_status(status)
     now = utcnow()
     values: dict[str, Any] = {"status": target.value}
@@ -124,18 +126,22 @@ async def set_run_status(
         values["error"] = error
     if usage is not None:
         values["usage"] = usage
+    if program_version is not None:
+        values["program_version"] = program_version
     result: Any = await session.execute(
         update(Run)
         .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[target]))
         .values(**values)
-        .execution_options(synchronize_session=False)
+        .returning(Run)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
-    run = await session.get(Run, run_id, populate_existing=True)
-    if run is None:
+    run: Run | None = result.scalars().one_or_none()
+    if run is not None:
+        return run
+    current = await session.get(Run, run_id, populate_existing=True)
+    if current is None:
         raise NotFoundError("run", run_id)
-    if not result.rowcount:
-        raise InvalidTransitionError(run_id, run.status, status)
-    return run
+    raise InvalidTransitionError(run_id, current.status, status)
 
 
 async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, Any]) -> bool:

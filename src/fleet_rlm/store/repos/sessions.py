@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -86,12 +86,19 @@ async def update_session(
     return row
 
 
-async def touch_session(session: AsyncSession, *, session_id: str) -> None:
-    """Move a session to the top of the list (a new turn happened)."""
-    row = await session.get(ChatSession, session_id)
-    if row is not None:
-        row.updated_at = utcnow()
-        await session.flush()
+async def touch_session(session: AsyncSession, *, session_id: str, summary: str | None = None) -> bool:
+    """Move a session to the top of the list (a turn ended), with the turn's new `summary` if given; one UPDATE
+    (it runs in the writer's shared transaction for every finishing turn). False if there is no such session."""
+    values: dict[str, Any] = {"updated_at": utcnow()}
+    if summary:
+        values["summary"] = summary
+    result: Any = await session.execute(
+        update(ChatSession)
+        .where(col(ChatSession.id) == session_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
 
 
 async def delete_session(session: AsyncSession, *, user_id: str, session_id: str) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func
+from typing import Any
+
+from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -12,12 +14,13 @@ from fleet_rlm.store.repos._sql import UNSET, Page
 MAX_PAGE = 200
 
 
-async def add_turn(session: AsyncSession, *, session_id: str, user_message: str) -> Turn:
+async def add_turn(session: AsyncSession, *, session_id: str, user_message: str, run_id: str | None = None) -> Turn:
     """Append a turn with the next index; a concurrent append for the same session fails on the unique
     (session_id, index) constraint rather than silently reordering turns."""
     last = await session.execute(select(func.max(Turn.index)).where(col(Turn.session_id) == session_id))
     current = last.scalar_one_or_none()
-    row = Turn(session_id=session_id, index=0 if current is None else current + 1, user_message=user_message)
+    index = 0 if current is None else current + 1
+    row = Turn(session_id=session_id, index=index, user_message=user_message, run_id=run_id)
     session.add(row)
     await session.flush()
     return row
@@ -44,13 +47,13 @@ async def list_turns_page(session: AsyncSession, *, session_id: str, limit: int 
 
 async def update_turn(
     session: AsyncSession, *, turn_id: str, answer: str | None = UNSET, run_id: str | None = UNSET
-) -> Turn | None:
-    row = await session.get(Turn, turn_id)
-    if row is None:
-        return None
-    if answer is not UNSET:
-        row.answer = answer
-    if run_id is not UNSET:
-        row.run_id = run_id
-    await session.flush()
-    return row
+) -> bool:
+    """Set the given fields in one UPDATE (no read: a turn's answer is written in the writer's shared
+    transaction); False if there is no such turn."""
+    values = {name: value for name, value in (("answer", answer), ("run_id", run_id)) if value is not UNSET}
+    if not values:
+        return await session.get(Turn, turn_id) is not None
+    result: Any = await session.execute(
+        update(Turn).where(col(Turn.id) == turn_id).values(**values).execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)
