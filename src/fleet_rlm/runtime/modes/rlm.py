@@ -20,6 +20,7 @@ from fleet_rlm.runtime.programs import RLM_ACTION, RLM_EXTRACT, RLM_TASK
 from fleet_rlm.runtime.recording import ACTOR
 from fleet_rlm.runtime.rlm.delegation import Delegation
 from fleet_rlm.runtime.rlm.interpreter import ObservedFactory, ObservedInterpreter
+from fleet_rlm.runtime.rlm.signatures import SharedSignatureRLM, task_signature, with_instructions
 from fleet_rlm.runtime.rlm.subcalls import SubLM
 from fleet_rlm.runtime.scope import TurnScope
 
@@ -28,12 +29,9 @@ EXTRACT_MARKER = "Extract forced final output"
 
 def build_rlm(scope: TurnScope, factory: ObservedFactory, tools: list[Any], sub_lm: dspy.BaseLM) -> tuple[Any, str]:
     task_spec = scope.program(RLM_TASK)
-    signature = dspy.Signature(
-        "task: str, context: str, history: str -> answer: str", instructions=task_spec.instructions
-    )
     limits = scope.control.limits
-    rlm = dspy.RLM(
-        signature,
+    rlm = SharedSignatureRLM(
+        task_signature(task_spec.instructions),
         max_iters=limits.max_iters,
         max_llm_calls=limits.max_llm_calls,
         max_output_chars=limits.max_output_chars,
@@ -43,10 +41,10 @@ def build_rlm(scope: TurnScope, factory: ObservedFactory, tools: list[Any], sub_
     )
     action = scope.program(RLM_ACTION)
     if action.instructions:
-        rlm.generate_action.signature = rlm.generate_action.signature.with_instructions(action.instructions)
+        rlm.generate_action.signature = with_instructions(rlm.generate_action.signature, action.instructions)
     extract = scope.program(RLM_EXTRACT)
     if extract.instructions:
-        rlm.extract.signature = rlm.extract.signature.with_instructions(extract.instructions)
+        rlm.extract.signature = with_instructions(rlm.extract.signature, extract.instructions)
     return rlm, action.version if action.instructions else task_spec.version
 
 

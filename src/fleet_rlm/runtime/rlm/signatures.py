@@ -1,0 +1,67 @@
+"""Signatures of the per-turn `dspy.RLM`, built once per distinct shape instead of once per turn.
+
+Every turn (and every child) builds a fresh `dspy.RLM`. Its constructor derives the action and extract
+signatures from the task signature, the tool docs, the call budget and the interpreter's instructions. That is a
+dozen pydantic model classes and ~10 ms of CPU per RLM (profiled: a sixth of a 5-iteration turn's own work).
+Signature classes are immutable values (`with_instructions` and friends return new classes), so RLMs of the
+same shape can share them. The derived signatures are kept in a small bounded table keyed by everything
+`_build_signatures` reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any
+
+import dspy
+from dspy.primitives.code_interpreter import resolve_interpreter_factory
+
+MAX_SHAPES = 128  # distinct (instructions, tools, budget, runtime) shapes kept; the oldest goes first
+
+_lock = threading.Lock()
+_built: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+@lru_cache(maxsize=MAX_SHAPES)
+def task_signature(instructions: str) -> type[dspy.Signature]:
+    """The RLM task signature with the program registry's instructions (one class per distinct text)."""
+    return dspy.Signature("task: str, context: str, history: str -> answer: str", instructions=instructions)
+
+
+@lru_cache(maxsize=MAX_SHAPES)
+def with_instructions(signature: type[dspy.Signature], instructions: str) -> type[dspy.Signature]:
+    """`signature.with_instructions(instructions)`, shared by every RLM that asks for the same pair."""
+    return signature.with_instructions(instructions)
+
+
+class SharedSignatureRLM(dspy.RLM):
+    """`dspy.RLM` whose derived signatures come from the shared table (same behaviour, built once per shape)."""
+
+    def _build_signatures(self) -> tuple[Any, Any]:
+        factory = resolve_interpreter_factory(self._interpreter_factory)
+        key = (
+            self.signature,
+            self._format_tool_docs(self._user_tools),
+            self.max_llm_calls,
+            self._get_execution_instructions(factory),
+        )
+        hit = _built.get(key)
+        if hit is None:
+            action, extract = super()._build_signatures()
+            rules: tuple[str, str, str] = (
+                getattr(self, "_initial_execution_instructions"),  # noqa: B009 (set by dspy, untyped)
+                getattr(self, "_initial_sub_agent_rules"),  # noqa: B009
+                getattr(self, "_initial_interpreter_rules"),  # noqa: B009
+            )
+            hit = (action, extract, *rules)
+            with _lock:
+                while len(_built) >= MAX_SHAPES:
+                    _built.pop(next(iter(_built)))
+                _built[key] = hit
+            return action, extract
+        action, extract, execution, sub_agent, interpreter = hit
+        setattr(self, "_initial_execution_instructions", execution)  # noqa: B010 (read by dspy's forward)
+        setattr(self, "_initial_sub_agent_rules", sub_agent)  # noqa: B010
+        setattr(self, "_initial_interpreter_rules", interpreter)  # noqa: B010
+        return action, extract
