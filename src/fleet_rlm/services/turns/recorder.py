@@ -23,10 +23,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals, event_to_json, with_seq
+from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals
 from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
-from fleet_rlm.services.live.codec import to_new_event
+from fleet_rlm.services.live.codec import numbered
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.store.repos.events import NumberedEvent
 from fleet_rlm.store.types import new_id
@@ -91,8 +91,8 @@ class RunRecorder:
         await self.close()
         part = self.writer.part(self.run_id, self.session_id)
         self.last_seq += 1
-        part.events.append(NumberedEvent(self.run_id, self.last_seq, to_new_event(terminal)))
-        body = event_to_json(with_seq(terminal, self.last_seq))
+        row, body = numbered(terminal, self.last_seq)
+        part.events.append(NumberedEvent(self.run_id, self.last_seq, row))
         committed: list[bool] = []
 
         def deliver() -> None:
@@ -124,10 +124,11 @@ class RunRecorder:
         if isinstance(event, Usage):
             part.usage = self.usage = _totals(event)
         self.last_seq += 1
-        part.events.append(NumberedEvent(self.run_id, self.last_seq, to_new_event(event)))
+        row, body = numbered(event, self.last_seq)
+        part.events.append(NumberedEvent(self.run_id, self.last_seq, row))
         if not self._outbox:
             self.loop.call_soon(self._deliver)
-        self._outbox.append(event_to_json(with_seq(event, self.last_seq)))
+        self._outbox.append(body)
         self.writer.wake()
 
     def _deliver(self) -> None:

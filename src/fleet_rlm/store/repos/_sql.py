@@ -49,6 +49,8 @@ async def insert_values_ignoring_conflict(
 ) -> int:
     """`insert_ignoring_conflict` for many rows of one table given as column dicts (hot paths skip building
     models); returns how many were inserted. Rows are grouped by the columns they set, one statement per group."""
+    if not rows:
+        return 0
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for values in rows:
         groups.setdefault(tuple(values), []).append(values)
