@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from fleet_rlm.runtime.rlm.signatures import SharedSignatureRLM, task_signature, with_instructions
+from fleet_rlm.runtime.rlm.signatures import SharedSignatureRLM, shared_tool, task_signature, with_instructions
 
 pytestmark = pytest.mark.db_independent
 
@@ -78,3 +78,18 @@ def test_replaced_instructions_are_shared_too() -> None:
     replaced = with_instructions(signature, "Act step by step.")
     assert replaced is with_instructions(signature, "Act step by step.")
     assert replaced.instructions == "Act step by step." and signature.instructions != replaced.instructions
+
+
+def test_shared_tools_parse_once_and_call_their_own_closure() -> None:
+    def make(tag: str):
+        def echo(text: str, times: int = 1) -> str:
+            """Echo the text."""
+            return f"{tag}:{text * times}"
+
+        return echo
+
+    first, second = shared_tool(make("a")), shared_tool(make("b"))
+    assert first.args is second.args  # one parse for the `def`
+    assert (first.name, first.desc) == ("echo", "Echo the text.")
+    assert first.args == dspy.Tool(make("c")).args
+    assert first(text="x", times=2) == "a:xx" and second(text="y") == "b:y"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fleet_rlm.events import ChildEnd, ChildProgress, ChildStart, WarningEvent, preview
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.errors import TurnStop
+from fleet_rlm.runtime.rlm.signatures import shared_tool
 from fleet_rlm.runtime.rlm.subcalls import SubLM
 
 if TYPE_CHECKING:
@@ -115,4 +116,4 @@ class Delegation:
             """Run several child agents in parallel; returns their answers in order."""
             return self.rlm_query_batched(tasks, contexts)
 
-        return [rlm_query, rlm_query_batched]
+        return [shared_tool(rlm_query), shared_tool(rlm_query_batched)]

@@ -1,16 +1,18 @@
-"""Signatures of the per-turn `dspy.RLM`, built once per distinct shape instead of once per turn.
+"""Signatures and tools of the per-turn `dspy.RLM`, built once per distinct shape instead of once per turn.
 
 Every turn (and every child) builds a fresh `dspy.RLM`. Its constructor derives the action and extract
 signatures from the task signature, the tool docs, the call budget and the interpreter's instructions. That is a
 dozen pydantic model classes and ~10 ms of CPU per RLM (profiled: a sixth of a 5-iteration turn's own work).
 Signature classes are immutable values (`with_instructions` and friends return new classes), so RLMs of the
 same shape can share them. The derived signatures are kept in a small bounded table keyed by everything
-`_build_signatures` reads.
+`_build_signatures` reads. Likewise a `dspy.Tool` parses its function (a pydantic schema per argument) each time
+it is made; `shared_tool` parses each of our own tool definitions once and binds the turn's closure to a copy.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +35,21 @@ def task_signature(instructions: str) -> type[dspy.Signature]:
 def with_instructions(signature: type[dspy.Signature], instructions: str) -> type[dspy.Signature]:
     """`signature.with_instructions(instructions)`, shared by every RLM that asks for the same pair."""
     return signature.with_instructions(instructions)
+
+
+_tools: dict[Any, dspy.Tool] = {}
+
+
+def shared_tool(func: Callable[..., Any]) -> dspy.Tool:
+    """A `dspy.Tool` of `func`, parsed once per `def` (keyed by its code object).
+
+    Only for tools defined in our own code as plain nested functions: every closure of one `def` has the same
+    name, docstring and annotations. Tools with per-instance metadata (MCP) are made with `dspy.Tool` directly.
+    """
+    template = _tools.get(func.__code__)
+    if template is None:
+        template = _tools[func.__code__] = dspy.Tool(func)
+    return template.model_copy(update={"func": func})
 
 
 class SharedSignatureRLM(dspy.RLM):
