@@ -22,6 +22,7 @@ from fleet_rlm.store import (
 )
 from fleet_rlm.store.models import metadata
 from fleet_rlm.store.repos import events, runs, sessions, users
+from tests.store.throwaway import run_on
 
 EXPECTED_TABLES = {
     "users",
@@ -43,12 +44,7 @@ EXPECTED_TABLES = {
 
 
 async def _tables(url: str) -> set[str]:
-    engine = create_engine(url, pooled=False)
-    try:
-        async with engine.connect() as conn:
-            return set(await conn.run_sync(lambda c: sa.inspect(c).get_table_names()))
-    finally:
-        await engine.dispose()
+    return set(await run_on(url, lambda c: sa.inspect(c).get_table_names()))
 
 
 async def _drift(url: str) -> list[object]:
@@ -56,12 +52,7 @@ async def _drift(url: str) -> list[object]:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         return list(compare_metadata(context, metadata))
 
-    engine = create_engine(url, pooled=False)
-    try:
-        async with engine.connect() as conn:
-            return await conn.run_sync(diff)
-    finally:
-        await engine.dispose()
+    return await run_on(url, diff)
 
 
 def test_migrations_dir_is_found_without_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

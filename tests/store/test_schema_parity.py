@@ -20,8 +20,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from fleet_rlm.store import create_engine, migrate
+from fleet_rlm.store import migrate
 from fleet_rlm.store.models import metadata
+from tests.store.throwaway import run_on
 
 POSTGRES = os.environ.get("FLEET_TEST_POSTGRES_URL")
 VERSION_TABLE = "alembic_version"
@@ -82,21 +83,11 @@ def _snapshot(conn: Connection) -> dict[str, Any]:
 
 
 async def _read(url: str) -> dict[str, Any]:
-    engine = create_engine(url, pooled=False)
-    try:
-        async with engine.connect() as conn:
-            return await conn.run_sync(_snapshot)
-    finally:
-        await engine.dispose()
+    return await run_on(url, _snapshot)
 
 
 async def _create_from_models(url: str) -> None:
-    engine = create_engine(url, pooled=False)
-    try:
-        async with engine.begin() as conn:
-            await conn.run_sync(metadata.create_all)
-    finally:
-        await engine.dispose()
+    await run_on(url, metadata.create_all, begin=True)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
