@@ -70,6 +70,7 @@ from fleet_rlm.events.union import (
     event_to_json,
     json_schema,
     parse_event,
+    payload_of,
     with_seq,
 )
 
@@ -130,6 +131,7 @@ __all__ = [
     "json_schema",
     "new_event_id",
     "parse_event",
+    "payload_of",
     "preview",
     "utcnow",
     "with_seq",

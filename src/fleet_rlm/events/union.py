@@ -187,7 +187,12 @@ def with_seq(event: E, seq: int) -> E:
 
 def event_payload(event: EventBase) -> dict[str, Any]:
     """The kind-specific fields only (JSON form): what the store keeps next to the envelope columns."""
-    return {k: v for k, v in event_to_json(event).items() if k not in ENVELOPE_FIELDS}
+    return payload_of(event_to_json(event))
+
+
+def payload_of(body: dict[str, Any]) -> dict[str, Any]:
+    """`event_payload` of an event already in its JSON form."""
+    return {k: v for k, v in body.items() if k not in ENVELOPE_FIELDS}
 
 
 def event_from_parts(*, type: str, payload: dict[str, Any], **envelope: Any) -> Event:

@@ -21,6 +21,9 @@ from dspy.primitives.code_interpreter import resolve_interpreter_factory
 
 MAX_SHAPES = 128  # distinct (instructions, tools, budget, runtime) shapes kept; the oldest goes first
 
+# What `_build_signatures` also leaves on the RLM (dspy's forward reads them), restored on a shared hit.
+_RULES = ("_initial_execution_instructions", "_initial_sub_agent_rules", "_initial_interpreter_rules")
+
 _lock = threading.Lock()
 _built: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
@@ -66,19 +69,13 @@ class SharedSignatureRLM(dspy.RLM):
         hit = _built.get(key)
         if hit is None:
             action, extract = super()._build_signatures()
-            rules: tuple[str, str, str] = (
-                getattr(self, "_initial_execution_instructions"),  # noqa: B009 (set by dspy, untyped)
-                getattr(self, "_initial_sub_agent_rules"),  # noqa: B009
-                getattr(self, "_initial_interpreter_rules"),  # noqa: B009
-            )
-            hit = (action, extract, *rules)
+            hit = (action, extract, tuple(getattr(self, name) for name in _RULES))
             with _lock:
                 while len(_built) >= MAX_SHAPES:
                     _built.pop(next(iter(_built)))
                 _built[key] = hit
             return action, extract
-        action, extract, execution, sub_agent, interpreter = hit
-        setattr(self, "_initial_execution_instructions", execution)  # noqa: B010 (read by dspy's forward)
-        setattr(self, "_initial_sub_agent_rules", sub_agent)  # noqa: B010
-        setattr(self, "_initial_interpreter_rules", interpreter)  # noqa: B010
+        action, extract, rules = hit
+        for name, value in zip(_RULES, rules, strict=True):
+            setattr(self, name, value)
         return action, extract

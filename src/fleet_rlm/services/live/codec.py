@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleet_rlm.events import ENVELOPE_FIELDS, EventBase, event_payload, event_to_json
+from fleet_rlm.events import EventBase, event_to_json, payload_of
 from fleet_rlm.store.models import RunEvent
 from fleet_rlm.store.repos.events import NewEvent
 
 
 def to_new_event(event: EventBase) -> NewEvent:
-    payload = event_payload(event)
-    payload["id"] = event.id
-    payload["session_id"] = event.session_id
-    return _row(event, payload)
+    return _row(event, event_to_json(event))
 
 
 def numbered(event: EventBase, seq: int) -> tuple[NewEvent, dict[str, Any]]:
@@ -27,13 +24,14 @@ def numbered(event: EventBase, seq: int) -> tuple[NewEvent, dict[str, Any]]:
         raise ValueError(f"a persisted event's seq starts at 1, got {seq}")
     body = event_to_json(event)
     body["seq"] = seq
-    payload = {k: v for k, v in body.items() if k not in ENVELOPE_FIELDS}
+    return _row(event, body), body
+
+
+def _row(event: EventBase, body: dict[str, Any]) -> NewEvent:
+    """The stored row of `event` from its client JSON `body`."""
+    payload = payload_of(body)
     payload["id"] = body["id"]
     payload["session_id"] = body["session_id"]
-    return _row(event, payload), body
-
-
-def _row(event: EventBase, payload: dict[str, Any]) -> NewEvent:
     return NewEvent(
         type=event.type,
         payload=payload,

@@ -73,12 +73,12 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
         envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
         result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
-        await _commit(service, recorder, caller, run, result, interrupted, status="interrupted")
+        await _commit(service, recorder, run, result, interrupted, status="interrupted")
         if trace is not None:
             trace.finish(interrupted)
         return
     terminal = terminal_event(run, result, recorder.terminal)
-    await _commit(service, recorder, caller, run, result, terminal)
+    await _commit(service, recorder, run, result, terminal)
     if trace is not None:
         trace.finish(terminal)
 
@@ -86,7 +86,6 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
 async def _commit(
     service: RunDeps,
     recorder: RunRecorder,
-    caller: Caller,
     run: Run,
     result: TurnResult,
     terminal: EventBase,
@@ -110,7 +109,7 @@ async def _commit(
             stop_reason=result.stop_reason,
             program_version=result.program_version or None,  # promoted optimizations show here
         )
-        await sessions_repo.touch_session(session, session_id=run.session_id, summary=result.summary or None)
+        await sessions_repo.touch_session(session, session_id=run.session_id, summary=result.summary)
 
     if not await recorder.finish(terminal, store):
         log.error("could not commit the result of run %s: %s", run.id, recorder.failed)
