@@ -36,8 +36,13 @@ async def _stored(db: Database, run_id: str) -> list[tuple[int, str]]:
         return [(row.seq, row.type) for row in await list_events(s, run_id=run_id, after_seq=0, limit=100)]
 
 
-async def _no_final_writes(session: AsyncSession) -> None:
-    return None
+def _final_writes(run_id: str) -> Any:
+    """What a finishing run's final writes must do at least: move its last_seq to the terminal event's."""
+
+    async def store(session: AsyncSession, last_seq: int) -> None:
+        await session.execute(update(Run).where(Run.id == run_id).values(last_seq=last_seq))  # type: ignore[arg-type]
+
+    return store
 
 
 def _outputs(run_id: str, session_id: str, count: int) -> list[Output]:
@@ -73,7 +78,7 @@ async def test_events_are_delivered_before_their_commit_and_a_late_follower_miss
                     break
         assert late == live  # the unsaved tail, exactly as the live subscriber saw it
     terminal = TurnFinished(run_id=run_id, session_id=session_id)
-    assert await recorder.finish(terminal, _no_final_writes)
+    assert await recorder.finish(terminal, _final_writes(run_id))
     assert await _stored(db, run_id) == [(1, "output"), (2, "output"), (3, "output"), (4, "output"), (5, "output"),
                                          (6, "turn_finished")]  # fmt: skip
     assert [e["seq"] for e in await _receive(early.queue, 1)] == [6]  # delivered once committed
@@ -111,3 +116,25 @@ async def test_runs_share_a_transaction_and_a_refused_run_costs_only_its_own_eve
     assert [t for _, t in await _stored(db, good)] == ["output"] * 3 + ["artifact_created", "output"]
     assert [t for _, t in await _stored(db, bad)] == ["output"] * 3
     await writer.stop()
+
+
+async def test_a_running_runs_events_are_stored_without_a_flush_and_stop_writes_what_is_pending(db: Database) -> None:
+    """Nobody waits on a running run's events (they were delivered), so the writer may hold them briefly; it still
+    stores them on its own (a crash loses at most that window), and stopping the writer stores what is left."""
+    _, session_id, (run_id, other) = await _runs(db, 2)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id)
+    for item in _outputs(run_id, session_id, 3):
+        recorder.emit(item)
+    async with asyncio.timeout(30):
+        while await _stored(db, run_id) != [(1, "output"), (2, "output"), (3, "output")]:
+            await asyncio.sleep(0.02)
+    async with db.session() as s:
+        assert (await runs_repo.get_run(s, run_id=run_id)).last_seq == 3  # type: ignore[union-attr]
+    assert len(bus.unsaved) == 0
+    late = RunRecorder(writer, bus, run_id=other, session_id=session_id)
+    late.emit(Output(run_id=other, session_id=session_id, stream="stdout", text="last words"))
+    await asyncio.sleep(0)  # the emit reaches the writer
+    await writer.stop()
+    assert await _stored(db, other) == [(1, "output")]

@@ -5,6 +5,7 @@ an item holds; the runtime itself never touches the store)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,10 +15,14 @@ from fleet_rlm.store.repos.recordings import NewExchange
 
 
 async def store_items(session: AsyncSession, *, run_id: str, items: Sequence[RecordedItem]) -> None:
+    """In arrival order; a turn whose inputs and end arrive in one batch (a short turn: the event writer holds a
+    running run's items for up to PERSIST_AFTER_S) is one INSERT of its recording row, not an INSERT, a read and
+    an UPDATE."""
     exchanges: list[NewExchange] = []
+    inputs: dict[str, Any] | None = None
     for item in items:
         if isinstance(item, TurnInputs):
-            await repo.save_inputs(session, run_id=run_id, inputs=item.inputs)
+            inputs = item.inputs
         elif isinstance(item, LMExchange):
             exchanges.append(
                 NewExchange(
@@ -34,18 +39,29 @@ async def store_items(session: AsyncSession, *, run_id: str, items: Sequence[Rec
                 )
             )
         elif isinstance(item, RecordingDone):
-            if exchanges:
-                await repo.add_exchanges(session, run_id=run_id, exchanges=exchanges)
-                exchanges = []
-            await repo.finish_recording(
-                session,
-                run_id=run_id,
-                calls=item.calls,
-                size=item.bytes,
-                truncated=item.truncated,
-                status=item.status,
-                answer=item.answer,
-                programs=item.programs,
-            )
+            if inputs is not None:
+                programs = {"programs_used": dict(item.programs)} if item.programs else {}
+                totals = {
+                    "calls": item.calls,
+                    "bytes": item.bytes,
+                    "truncated": item.truncated,
+                    "status": item.status,
+                    "answer": item.answer,
+                }
+                await repo.save_inputs(session, run_id=run_id, inputs={**inputs, **programs}, totals=totals)
+                inputs = None
+            else:
+                await repo.finish_recording(
+                    session,
+                    run_id=run_id,
+                    calls=item.calls,
+                    size=item.bytes,
+                    truncated=item.truncated,
+                    status=item.status,
+                    answer=item.answer,
+                    programs=item.programs,
+                )
+    if inputs is not None:
+        await repo.save_inputs(session, run_id=run_id, inputs=inputs)
     if exchanges:
         await repo.add_exchanges(session, run_id=run_id, exchanges=exchanges)

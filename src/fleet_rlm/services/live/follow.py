@@ -1,6 +1,7 @@
 """Follow a run: replay committed events after a seq, then continue live — no gap, no duplicate.
 
-Subscribing happens before the first database read, so nothing committed in between is missed; live batches
+Subscribing happens before the first database read, so nothing committed in between is missed (a run this
+process records is read from the bus's unsaved tail instead, when that holds everything after `after`); live batches
 that skip a seq (or a poke from another replica, or a quiet interval) make the follower re-read the database,
 followed by this process's events that were delivered live but are not committed yet (`bus.unsaved`). The
 quiet re-read is only a safety net (a lost cross-replica notice, a run recovered elsewhere), so its interval
@@ -32,7 +33,11 @@ async def _read_after(
     """Committed events after `after`, then the unsaved tail beyond them; True when the database page was full.
 
     The tail is copied before the read: an event committed meanwhile is in the read, any other still in the copy.
+    A run this process is recording, followed from past its committed events, needs no read at all.
     """
+    known = bus.unsaved.known_after(run_id, after)
+    if known is not None:
+        return known, False
     unsaved = bus.unsaved.after(run_id, after)
     async with database.session() as session:
         rows = await list_events(session, run_id=run_id, after_seq=after, limit=PAGE)
@@ -75,7 +80,8 @@ async def follow_run(
     wait_s = poll_s
     try:
         read_db = True
-        quiet = True  # check for a finished run before the first wait
+        quiet = not bus.unsaved.is_open(run_id)  # check for a finished run before the first wait (one recorded
+        # here is not: its terminal event comes through the bus)
         while True:
             subscription.wakeup.clear()
             live = _drain(subscription)

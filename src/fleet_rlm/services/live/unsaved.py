@@ -4,6 +4,10 @@ A run's recorder hands each event to this process's subscribers as soon as it is
 the background (services/turns/event_writer.py). Until that write commits, the event exists only here; a
 follower filling a gap takes a snapshot of this tail *before* it reads the database, so every event is in one
 of the two: committed before the read (the database has it) or still unsaved at the snapshot (the tail has it).
+
+A run recorded here is *open* from its start until its terminal event is delivered: this process then knows
+up to which seq the database holds its events, so a follower already past that point needs no database read at
+all (`known_after`) — the common case of a client following the run it just started.
 """
 
 from __future__ import annotations
@@ -16,6 +20,25 @@ class UnsavedEvents:
 
     def __init__(self) -> None:
         self._by_run: dict[str, list[dict[str, Any]]] = {}
+        self._open: dict[str, int] = {}  # run recorded here -> the seq up to which its events are committed
+
+    def open(self, run_id: str, committed: int) -> None:
+        """`run_id` is recorded by this process from now on; its events up to `committed` are in the database."""
+        self._open[run_id] = committed
+
+    def close(self, run_id: str) -> None:
+        """The run's terminal event is about to be delivered (or its recording stopped): followers use the database."""
+        self._open.pop(run_id, None)
+
+    def is_open(self, run_id: str) -> bool:
+        return run_id in self._open
+
+    def known_after(self, run_id: str, seq: int) -> list[dict[str, Any]] | None:
+        """Every event of an open run after `seq` (the tail holds all of them), or None: read the database."""
+        committed = self._open.get(run_id)
+        if committed is None or seq < committed:
+            return None
+        return self.after(run_id, seq)
 
     def add(self, run_id: str, events: list[dict[str, Any]]) -> None:
         self._by_run.setdefault(run_id, []).extend(events)
@@ -26,6 +49,8 @@ class UnsavedEvents:
 
     def saved(self, run_id: str, seq: int) -> None:
         """Everything up to `seq` is committed (or given up on): drop it from the tail."""
+        if run_id in self._open:
+            self._open[run_id] = max(self._open[run_id], seq)
         events = self._by_run.get(run_id)
         if events is None:
             return

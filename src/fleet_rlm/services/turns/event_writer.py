@@ -5,10 +5,12 @@ here; one task writes everything waiting — every run's events in one INSERT, t
 recordings and artifacts, and a finishing run's final status and answer with its terminal event — in one
 transaction, then tells the bus those events are saved (`LocalBus.saved`: the unsaved tail shrinks, other
 replicas are notified) and only then delivers terminal events, so a client never sees a turn end before its
-answer is committed. While a transaction is in flight the next one fills,
-so under load each commit carries many runs (group commit) instead of one transaction per run and batch. A
-transaction that fails is retried run by run, so one run's bad row never costs another run its events; a run
-whose own write fails is reported once and keeps running, as before.
+answer is committed. Nothing waits on a running run's events (they were delivered already), so they are written
+at most `PERSIST_AFTER_S` after they arrive, or at once when someone waits (a run finishing, `flush`): a short
+turn is one transaction at its end instead of one per step, and while a transaction is in flight the next one
+fills, so under load each commit carries many runs (group commit). A transaction that fails is retried run by
+run, so one run's bad row never costs another run its events; a run whose own write fails is reported once and
+keeps running, as before.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,11 +31,11 @@ from fleet_rlm.services.recordings import store_items
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import NumberedEvent, insert_numbered
-from fleet_rlm.store.repos.runs import record_usage
+from fleet_rlm.store.repos.runs import record_progress
 
 log = logging.getLogger(__name__)
 
-WINDOW_S = 0.002  # after the first event, let the same burst join the transaction
+PERSIST_AFTER_S = 0.1  # the longest a delivered event waits for its transaction when nobody waits on it
 
 
 @dataclass
@@ -45,9 +48,11 @@ class RunPart:
     recorded: list[RecordedItem] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # create_artifact keywords
     usage: dict[str, Any] | None = None
-    finish: Callable[[AsyncSession], Awaitable[None]] | None = None  # the run's own final writes, same transaction
+    # the run's own final writes, same transaction; they store the run's `last_seq` (the terminal event's seq)
+    finish: Callable[[AsyncSession, int], Awaitable[None]] | None = None
     after_commit: Callable[[], None] | None = None  # e.g. deliver the terminal event
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    since: float = field(default_factory=time.monotonic)  # when its first item arrived
 
 
 class EventWriter:
@@ -58,6 +63,7 @@ class EventWriter:
         self._inflight: dict[str, RunPart] = {}
         self._failed: dict[str, BaseException] = {}
         self._wake = asyncio.Event()
+        self._urgent = asyncio.Event()  # someone waits on a pending part: write now
         self._task: asyncio.Task[None] | None = None
 
     def part(self, run_id: str, session_id: str) -> RunPart:
@@ -74,15 +80,21 @@ class EventWriter:
 
     async def flush(self, run_id: str) -> BaseException | None:
         """Wait until everything handed over for `run_id` is written; returns the run's write failure, if any."""
-        part = self._pending.get(run_id) or self._inflight.get(run_id)
+        pending = self._pending.get(run_id)
+        part = pending or self._inflight.get(run_id)
         if part is not None:
             waiter = asyncio.get_running_loop().create_future()
             part.waiters.append(waiter)
             self.wake()
+            if pending is not None:
+                self._urgent.set()
             await waiter
         return self._failed.pop(run_id, None)
 
     async def stop(self) -> None:
+        """Write what is still pending (a run that is still going keeps its events), then stop."""
+        for run_id in list(self._pending):
+            await self.flush(run_id)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -92,8 +104,9 @@ class EventWriter:
     async def _run(self) -> None:
         while True:
             await self._wake.wait()
-            await asyncio.sleep(WINDOW_S)
+            await self._due()
             self._wake.clear()
+            self._urgent.clear()
             if not self._pending:
                 continue
             self._inflight, self._pending = self._pending, {}
@@ -106,6 +119,17 @@ class EventWriter:
                     for waiter in part.waiters:
                         if not waiter.done():
                             waiter.set_result(None)
+
+    async def _due(self) -> None:
+        """Return when the pending parts should be written: at once when a flush is asked for (under load the
+        next transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S."""
+        if not self._urgent.is_set() and self._pending:
+            oldest = min(part.since for part in self._pending.values())
+            delay = oldest + PERSIST_AFTER_S - time.monotonic()
+            if delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._urgent.wait(), delay)
+        await asyncio.sleep(0)  # what this loop turn still emits joins the transaction
 
     async def _write(self, parts: list[RunPart]) -> None:
         try:
@@ -140,8 +164,12 @@ async def _store(session: AsyncSession, parts: list[RunPart]) -> None:
         for artifact in part.artifacts:
             await create_artifact(session, run_id=part.run_id, session_id=part.session_id, **artifact)
     await insert_numbered(session, [event for part in parts for event in part.events])
+    progress = [
+        (part.run_id, part.events[-1].seq, part.usage)
+        for part in parts
+        if part.finish is None and part.events  # a finishing run's final writes set its last_seq and usage
+    ]
+    await record_progress(session, progress)
     for part in parts:
-        if part.usage is not None:
-            await record_usage(session, run_id=part.run_id, usage=part.usage)
         if part.finish is not None:
-            await part.finish(session)
+            await part.finish(session, part.events[-1].seq)

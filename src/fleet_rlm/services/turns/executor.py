@@ -20,7 +20,7 @@ from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import build_turn_request
-from fleet_rlm.store.models import Run
+from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
@@ -28,7 +28,10 @@ from fleet_rlm.store.repos import turns as turns_repo
 log = logging.getLogger(__name__)
 
 
-async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken) -> None:
+async def execute_run(
+    service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken, chat: ChatSession | None = None
+) -> None:
+    """`chat` is the session row as `start` read it (its summary and settings), saving the turn a read."""
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -57,7 +60,7 @@ async def execute_run(service: RunDeps, caller: Caller, run: Run, data: TurnInpu
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            request = await build_turn_request(service, caller, run, data)
+            request = await build_turn_request(service, caller, run, data, chat)
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it
@@ -96,7 +99,7 @@ async def _commit(
         status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
     final_status = status
 
-    async def store(session: AsyncSession) -> None:
+    async def store(session: AsyncSession, last_seq: int) -> None:
         if run.turn_id and result.answer:
             await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
         await runs_repo.set_run_status(
@@ -108,6 +111,7 @@ async def _commit(
             outcome=result.outcome,
             stop_reason=result.stop_reason,
             program_version=result.program_version or None,  # promoted optimizations show here
+            last_seq=last_seq,  # the terminal event's, stored in this transaction
         )
         await sessions_repo.touch_session(session, session_id=run.session_id, summary=result.summary)
 

@@ -85,9 +85,10 @@ class RunRecorder:
         self._deliver()
         self.closed = True
 
-    async def finish(self, terminal: EventBase, store: Callable[[AsyncSession], Awaitable[None]]) -> bool:
-        """Store the terminal event with `store` (the run's final writes) and everything still waiting in one
-        transaction, then deliver it; False when that transaction failed (nothing of it is delivered)."""
+    async def finish(self, terminal: EventBase, store: Callable[[AsyncSession, int], Awaitable[None]]) -> bool:
+        """Store the terminal event with `store(session, last_seq)` (the run's final writes, which move its
+        `last_seq` to the terminal event's) and everything still waiting in one transaction, then deliver it;
+        False when that transaction failed (nothing of it is delivered)."""
         await self.close()
         part = self.writer.part(self.run_id, self.session_id)
         self.last_seq += 1
@@ -97,10 +98,12 @@ class RunRecorder:
 
         def deliver() -> None:
             committed.append(True)
+            self.bus.unsaved.close(self.run_id)  # a follower subscribing from now on reads the database
             self.bus.deliver(self.run_id, self.session_id, [body])
 
         part.finish, part.after_commit = store, deliver
         self.failed = await self.writer.flush(self.run_id) or self.failed
+        self.bus.unsaved.close(self.run_id)
         self.bus.unsaved.saved(self.run_id, self.last_seq)  # stored, or given up on: no longer a live tail
         return bool(committed)
 

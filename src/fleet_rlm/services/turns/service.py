@@ -117,8 +117,9 @@ class TurnService:
             await session.flush()
         token = CancelToken()
         self.tokens[run.id] = token
+        self.bus.unsaved.open(run.id, run.last_seq)  # its events pass through this process (services/live)
         task = asyncio.get_running_loop().create_task(
-            execute_run(self.deps, caller, run, data, token), name=f"run-{run.id}"
+            execute_run(self.deps, caller, run, data, token, chat), name=f"run-{run.id}"
         )
         self.tasks[run.id] = task
         run_id = run.id
@@ -126,6 +127,7 @@ class TurnService:
         return run
 
     def _forget(self, run_id: str) -> None:
+        self.bus.unsaved.close(run_id)  # normally closed already, as its terminal event was delivered
         self.tokens.pop(run_id, None)
         self.tasks.pop(run_id, None)
 

@@ -15,7 +15,7 @@ from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions,
 from fleet_rlm.services.lms import load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.store.models import Attachment, Run
+from fleet_rlm.store.models import Attachment, ChatSession, Run
 from fleet_rlm.store.repos import attachments as attachments_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
@@ -40,7 +40,10 @@ def attachment_source(attachment: Attachment, data_dir: Path) -> ContextSource:
     )
 
 
-async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: TurnInput) -> TurnRequest:
+async def build_turn_request(
+    service: RunDeps, caller: Caller, run: Run, data: TurnInput, chat: ChatSession | None = None
+) -> TurnRequest:
+    """`chat`: the run's session row when the caller has it (one read less), else it is read here."""
     sources: list[ContextSource] = []
     async with service.database.session() as session:
         for attachment_id in data.attachment_ids:
@@ -55,7 +58,8 @@ async def build_turn_request(service: RunDeps, caller: Caller, run: Run, data: T
                 )
             sources.append(attachment_source(attachment, service.settings.data_dir))
         turns = await turns_repo.list_turns(session, session_id=run.session_id)
-        chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
+        if chat is None:
+            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
         lm_config = await load_config(session, user_id=caller.user_id)
         pins = await program_pins(session, user_id=caller.user_id)  # the caller's promoted versions, else global
         mcp_servers = await turn_specs(session, service.settings, user_id=caller.user_id)

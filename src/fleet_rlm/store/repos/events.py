@@ -4,7 +4,8 @@
 row lock (Postgres) or the single writer lock (SQLite, waited for via busy_timeout) serializes appenders of
 one run until commit, so seqs are dense and monotonic; UNIQUE(run_id, seq) guards against any other writer.
 Keep the transaction short: it holds that lock until it commits. A running run's recorder is the one writer of
-its events, so it numbers them itself and stores them with `insert_numbered` (no reserve, no read back).
+its events, so it numbers them itself and stores them with `insert_numbered` (no reserve, no read back) and
+moves `last_seq` with `runs.record_progress` (or, when it finishes, `runs.set_run_status`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class NumberedEvent:
 
 
 async def insert_numbered(session: AsyncSession, events: Sequence[NumberedEvent]) -> None:
-    """Store events of any number of runs in one INSERT and move each run's `last_seq` to its highest seq."""
+    """Store events of any number of runs in one INSERT (the caller moves each run's `last_seq`)."""
     if not events:
         return
     now = utcnow()
@@ -65,15 +66,7 @@ async def insert_numbered(session: AsyncSession, events: Sequence[NumberedEvent]
         for item in events
     ]
     events_table: Any = RunEvent.__table__  # type: ignore[attr-defined]
-    runs_table: Any = Run.__table__  # type: ignore[attr-defined]
     await session.execute(insert(events_table), rows)  # Core executemany: no ORM unit of work, no read back
-    last: dict[str, int] = {}
-    for item in events:
-        last[item.run_id] = max(last.get(item.run_id, 0), item.seq)
-    await session.execute(
-        update(runs_table).where(runs_table.c.id == bindparam("b_run")).values(last_seq=bindparam("b_seq")),
-        [{"b_run": run_id, "b_seq": seq} for run_id, seq in last.items()],
-    )
 
 
 async def _reserve(session: AsyncSession, run_id: str, count: int) -> int:

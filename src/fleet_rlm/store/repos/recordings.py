@@ -46,14 +46,17 @@ def body_hash(body: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-async def save_inputs(session: AsyncSession, *, run_id: str, inputs: dict[str, Any]) -> None:
-    """The turn's inputs: one INSERT for a new recording (the usual case), else one UPDATE."""
-    row = RunRecording(run_id=run_id, inputs=inputs)
-    if not await insert_ignoring_conflict(session, row, conflict_columns=["run_id"]):
+async def save_inputs(
+    session: AsyncSession, *, run_id: str, inputs: dict[str, Any], totals: dict[str, Any] | None = None
+) -> None:
+    """The turn's inputs (and, for a turn recorded in one batch, its `finish_recording` totals as columns): one
+    INSERT for a new recording (the usual case), else one UPDATE."""
+    values = {"inputs": inputs, **(totals or {})}
+    if not await insert_ignoring_conflict(session, RunRecording(run_id=run_id, **values), conflict_columns=["run_id"]):
         await session.execute(
             update(RunRecording)
             .where(col(RunRecording.run_id) == run_id)
-            .values(inputs=inputs)
+            .values(**values, updated_at=utcnow())
             .execution_options(synchronize_session=False)
         )
 

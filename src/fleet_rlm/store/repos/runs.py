@@ -11,7 +11,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, bindparam, case, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -106,6 +106,7 @@ async def set_run_status(
     outcome: RunOutcome | None = None,
     stop_reason: str | None = None,
     program_version: str | None = None,
+    last_seq: int | None = None,
 ) -> Run:
     """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError.
 
@@ -128,6 +129,8 @@ async def set_run_status(
         values["usage"] = usage
     if program_version is not None:
         values["program_version"] = program_version
+    if last_seq is not None:  # the finishing recorder's terminal event, stored in the same transaction
+        values["last_seq"] = last_seq
     result: Any = await session.execute(
         update(Run)
         .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[target]))
@@ -144,15 +147,23 @@ async def set_run_status(
     raise InvalidTransitionError(run_id, current.status, status)
 
 
-async def record_usage(session: AsyncSession, *, run_id: str, usage: dict[str, Any]) -> bool:
-    """Store the running usage of an unfinished run, so a run that dies mid-turn still shows what it spent."""
-    result: Any = await session.execute(
-        update(Run)
-        .where(col(Run.id) == run_id, col(Run.status).in_(ACTIVE))
-        .values(usage=usage)
-        .execution_options(synchronize_session=False)
-    )
-    return bool(result.rowcount)
+async def record_progress(session: AsyncSession, progress: Collection[tuple[str, int, dict[str, Any] | None]]) -> None:
+    """(run_id, last seq stored, latest usage or None) of running runs: each run's `last_seq`, and its usage while
+    it is unfinished (so a run that dies mid-turn still shows what it spent), in one executemany per shape."""
+    table: Any = Run.__table__  # type: ignore[attr-defined]
+    seq_only = [{"b_run": run_id, "b_seq": seq} for run_id, seq, usage in progress if usage is None]
+    with_usage = [{"b_run": run_id, "b_seq": seq, "b_usage": usage} for run_id, seq, usage in progress if usage]
+    where = table.c.id == bindparam("b_run")
+    if seq_only:
+        await session.execute(update(table).where(where).values(last_seq=bindparam("b_seq")), seq_only)
+    if with_usage:
+        usage = case(
+            (table.c.status.in_(ACTIVE), bindparam("b_usage", type_=table.c.usage.type)), else_=table.c.usage
+        )
+        await session.execute(
+            update(table).where(where).values(last_seq=bindparam("b_seq"), usage=usage, updated_at=utcnow()),
+            with_usage,
+        )
 
 
 async def set_run_trace(session: AsyncSession, *, run_id: str, trace_id: str, span_id: str) -> bool:
