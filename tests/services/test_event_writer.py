@@ -20,7 +20,8 @@ from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions, users
-from fleet_rlm.store.repos.events import list_events
+from fleet_rlm.store.repos.events import append_events, list_events
+from fleet_rlm.services.live.codec import to_new_event
 
 
 async def _runs(db: Database, count: int) -> tuple[str, str, list[str]]:
@@ -138,3 +139,40 @@ async def test_a_running_runs_events_are_stored_without_a_flush_and_stop_writes_
     await asyncio.sleep(0)  # the emit reaches the writer
     await writer.stop()
     assert await _stored(db, other) == [(1, "output")]
+
+
+async def test_a_follower_of_a_run_recorded_here_reads_no_database_yet_ends_when_the_run_is_final_there(
+    db: Database,
+) -> None:
+    """A run this process records is followed from the bus's unsaved tail (no database read while it runs), but a
+    follower that finds the run final in the database (its terminal event committed, not yet handed to the bus —
+    or never, as after a crash) reads the terminal event from the database instead of ending without it."""
+    user_id, session_id, (run_id,) = await _runs(db, 1)
+    bus = LocalBus()
+    bus.unsaved.open(run_id, 0)
+    writer = EventWriter(db, bus)
+    recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id, user_id=user_id)
+    reads: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *args: reads.append(args[2]))
+    seen: list[dict[str, Any]] = []
+
+    async def follow() -> None:
+        async for item in follow_run(db, bus, run_id=run_id, session_id=session_id, poll_s=0.05):
+            seen.append(item)
+
+    follower = asyncio.get_running_loop().create_task(follow())
+    for item in _outputs(run_id, session_id, 2):
+        recorder.emit(item)
+    async with asyncio.timeout(30):
+        while len(seen) < 2:
+            await asyncio.sleep(0.01)
+    assert not [sql for sql in reads if "run_events" in sql and sql.lstrip().upper().startswith("SELECT")]
+    await writer.flush(run_id)
+    async with db.transaction() as s:  # the run ends in the database only: its terminal event is never delivered
+        await runs_repo.set_run_status(s, run_id=run_id, status="running")
+        await runs_repo.set_run_status(s, run_id=run_id, status="succeeded")
+        await append_events(s, run_id=run_id, events=[to_new_event(TurnFinished(run_id=run_id, session_id=session_id))])
+    async with asyncio.timeout(30):
+        await follower
+    assert [(e["seq"], e["type"]) for e in seen] == [(1, "output"), (2, "output"), (3, "turn_finished")]
+    await writer.stop()

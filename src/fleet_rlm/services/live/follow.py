@@ -28,14 +28,15 @@ QUIET_MAX_S = 4.0
 
 
 async def _read_after(
-    database: Database, bus: LocalBus, run_id: str, after: int, session_id: str
+    database: Database, bus: LocalBus, run_id: str, after: int, session_id: str, *, final: bool = False
 ) -> tuple[list[dict[str, Any]], bool]:
     """Committed events after `after`, then the unsaved tail beyond them; True when the database page was full.
 
     The tail is copied before the read: an event committed meanwhile is in the read, any other still in the copy.
-    A run this process is recording, followed from past its committed events, needs no read at all.
+    A run this process is recording, followed from past its committed events, needs no read at all — unless it
+    is `final` in the database: its terminal event may be committed but not yet handed to the bus.
     """
-    known = bus.unsaved.known_after(run_id, after)
+    known = None if final else bus.unsaved.known_after(run_id, after)
     if known is not None:
         return known, False
     unsaved = bus.unsaved.after(run_id, after)
@@ -113,9 +114,12 @@ async def follow_run(
                 continue
             if quiet and await _run_is_final(database, run_id):
                 # A final run without a terminal event (e.g. recovered from a crash): nothing more will come.
-                page, _ = await _read_after(database, bus, run_id, last, session_id)
-                for event in page:
-                    yield event
+                full = True
+                while full:
+                    page, full = await _read_after(database, bus, run_id, last, session_id, final=True)
+                    for event in page:
+                        last = int(event["seq"])
+                        yield event
                 return
             try:
                 await asyncio.wait_for(subscription.wakeup.wait(), wait_s)
