@@ -77,10 +77,12 @@ class Job:
         self._notices = 0
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[Job]:
-        """Claim the job, then beat and publish progress until the block ends (progress flushed on exit)."""
-        async with self.database.transaction() as session:
-            await self.store.claim(session, self.id, self.owner)
+    async def running(self, *, claimed: bool = False) -> AsyncIterator[Job]:
+        """Claim the job (unless its creator already did, `claimed`), then beat and publish progress until the
+        block ends (progress flushed on exit)."""
+        if not claimed:
+            async with self.database.transaction() as session:
+                await self.store.claim(session, self.id, self.owner)
         self._loop = asyncio.get_running_loop()
         self.heartbeats.register(self.id, self.on_cancel)
         pump = self._loop.create_task(self._pump())

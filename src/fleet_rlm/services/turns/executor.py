@@ -54,7 +54,7 @@ async def execute_run(
     )
     result: TurnResult
     try:
-        async with job.running():
+        async with job.running(claimed=True):  # TurnService.start created the run running, owned here
             if trace is not None and trace.sampled:
                 async with service.database.transaction() as session:
                     await runs_repo.set_run_trace(

@@ -1,6 +1,6 @@
 """Start, cancel and follow turns. One instance per app; it owns the threads turns run on.
 
-Starting a turn writes a queued run and the user's turn in one transaction, then executes it in the background
+Starting a turn writes its run (already running, claimed by this server) and the user's turn in one transaction, then executes it in the background
 (`executor.execute_run`): the request that started it only follows the run's events, so a client that drops
 its connection does not stop the run, and any client may resume following it.
 """
@@ -111,6 +111,7 @@ class TurnService:
                 )
             turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run.id)
             run.turn_id = turn.id
+            runs_repo.start_running(run, owner=self.owner)  # claimed here: the same UPDATE as turn_id
             chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
             if not chat.title.strip():  # an untitled session is named after its first task
                 chat.title = title_from_task(data.content)

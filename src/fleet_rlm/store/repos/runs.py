@@ -65,6 +65,16 @@ async def create_run(
     return existing, False
 
 
+def start_running(run: Run, *, owner: str) -> None:
+    """A run created in the caller's transaction starts running at once, owned by `owner`: the claim a queued
+    run gets from `set_run_status(..., "running")`, written by the same flush instead of a transaction of its
+    own (a turn started by this server executes right away)."""
+    if run.status != RunStatus.QUEUED.value:
+        raise InvalidTransitionError(run.id, run.status, RunStatus.RUNNING.value)
+    now = utcnow()
+    run.status, run.owner, run.started_at, run.heartbeat_at = RunStatus.RUNNING.value, owner, now, now
+
+
 async def get_run(session: AsyncSession, *, run_id: str, user_id: str | None = None) -> Run | None:
     """The run, or None; with `user_id` a run of another user is also None."""
     run = await session.get(Run, run_id, populate_existing=True)
