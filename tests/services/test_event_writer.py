@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.events import ArtifactCreated, Output, TurnFinished
 from fleet_rlm.services.live.bus import LocalBus
+from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.services.live.follow import follow_run
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.recorder import RunRecorder
@@ -21,7 +22,6 @@ from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions, users
 from fleet_rlm.store.repos.events import append_events, list_events
-from fleet_rlm.services.live.codec import to_new_event
 
 
 async def _runs(db: Database, count: int) -> tuple[str, str, list[str]]:

@@ -1,8 +1,9 @@
 """Start, cancel and follow turns. One instance per app; it owns the threads turns run on.
 
-Starting a turn writes its run (already running, claimed by this server) and the user's turn in one transaction, then executes it in the background
-(`executor.execute_run`): the request that started it only follows the run's events, so a client that drops
-its connection does not stop the run, and any client may resume following it.
+Starting a turn writes its run (already running, claimed by this server) and the user's turn in one
+transaction, then executes it in the background (`executor.execute_run`): the request that started it only
+follows the run's events, so a client that drops its connection does not stop the run, and any client may
+resume following it.
 """
 
 from __future__ import annotations

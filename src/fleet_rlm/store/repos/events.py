@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 

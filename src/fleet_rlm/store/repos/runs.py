@@ -167,9 +167,7 @@ async def record_progress(session: AsyncSession, progress: Collection[tuple[str,
     if seq_only:
         await session.execute(update(table).where(where).values(last_seq=bindparam("b_seq")), seq_only)
     if with_usage:
-        usage = case(
-            (table.c.status.in_(ACTIVE), bindparam("b_usage", type_=table.c.usage.type)), else_=table.c.usage
-        )
+        usage = case((table.c.status.in_(ACTIVE), bindparam("b_usage", type_=table.c.usage.type)), else_=table.c.usage)
         await session.execute(
             update(table).where(where).values(last_seq=bindparam("b_seq"), usage=usage, updated_at=utcnow()),
             with_usage,
