@@ -149,7 +149,7 @@ async def test_a_follower_of_a_run_recorded_here_reads_no_database_yet_ends_when
     or never, as after a crash) reads the terminal event from the database instead of ending without it."""
     user_id, session_id, (run_id,) = await _runs(db, 1)
     bus = LocalBus()
-    bus.unsaved.open(run_id, 0)
+    bus.unsaved.begin_run(run_id, 0)
     writer = EventWriter(db, bus)
     recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id, user_id=user_id)
     reads: list[str] = []

@@ -81,7 +81,7 @@ async def follow_run(
     wait_s = poll_s
     try:
         read_db = True
-        quiet = not bus.unsaved.is_open(run_id)  # check for a finished run before the first wait (one recorded
+        quiet = not bus.unsaved.is_recording(run_id)  # check for a finished run before the first wait (one recorded
         # here is not: its terminal event comes through the bus)
         while True:
             subscription.wakeup.clear()

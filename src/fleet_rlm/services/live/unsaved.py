@@ -20,22 +20,22 @@ class UnsavedEvents:
 
     def __init__(self) -> None:
         self._by_run: dict[str, list[dict[str, Any]]] = {}
-        self._open: dict[str, int] = {}  # run recorded here -> the seq up to which its events are committed
+        self._recording: dict[str, int] = {}  # run recorded here -> the seq up to which its events are committed
 
-    def open(self, run_id: str, committed: int) -> None:
+    def begin_run(self, run_id: str, committed: int) -> None:
         """`run_id` is recorded by this process from now on; its events up to `committed` are in the database."""
-        self._open[run_id] = committed
+        self._recording[run_id] = committed
 
-    def close(self, run_id: str) -> None:
+    def end_run(self, run_id: str) -> None:
         """The run's terminal event is about to be delivered (or its recording stopped): followers use the database."""
-        self._open.pop(run_id, None)
+        self._recording.pop(run_id, None)
 
-    def is_open(self, run_id: str) -> bool:
-        return run_id in self._open
+    def is_recording(self, run_id: str) -> bool:
+        return run_id in self._recording
 
     def known_after(self, run_id: str, seq: int) -> list[dict[str, Any]] | None:
         """Every event of an open run after `seq` (the tail holds all of them), or None: read the database."""
-        committed = self._open.get(run_id)
+        committed = self._recording.get(run_id)
         if committed is None or seq < committed:
             return None
         return self.after(run_id, seq)
@@ -49,8 +49,8 @@ class UnsavedEvents:
 
     def saved(self, run_id: str, seq: int) -> None:
         """Everything up to `seq` is committed (or given up on): drop it from the tail."""
-        if run_id in self._open:
-            self._open[run_id] = max(self._open[run_id], seq)
+        if run_id in self._recording:
+            self._recording[run_id] = max(self._recording[run_id], seq)
         events = self._by_run.get(run_id)
         if events is None:
             return

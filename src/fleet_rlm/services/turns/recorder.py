@@ -98,12 +98,12 @@ class RunRecorder:
 
         def deliver() -> None:
             committed.append(True)
-            self.bus.unsaved.close(self.run_id)  # a follower subscribing from now on reads the database
+            self.bus.unsaved.end_run(self.run_id)  # a follower subscribing from now on reads the database
             self.bus.deliver(self.run_id, self.session_id, [body])
 
         part.finish, part.after_commit = store, deliver
         self.failed = await self.writer.flush(self.run_id) or self.failed
-        self.bus.unsaved.close(self.run_id)
+        self.bus.unsaved.end_run(self.run_id)
         self.bus.unsaved.saved(self.run_id, self.last_seq)  # stored, or given up on: no longer a live tail
         return bool(committed)
 

@@ -119,7 +119,7 @@ class TurnService:
             await session.flush()
         token = CancelToken()
         self.tokens[run.id] = token
-        self.bus.unsaved.open(run.id, run.last_seq)  # its events pass through this process (services/live)
+        self.bus.unsaved.begin_run(run.id, run.last_seq)  # its events pass through this process (services/live)
         task = asyncio.get_running_loop().create_task(
             execute_run(self.deps, caller, run, data, token, chat), name=f"run-{run.id}"
         )
@@ -129,7 +129,7 @@ class TurnService:
         return run
 
     def _forget(self, run_id: str) -> None:
-        self.bus.unsaved.close(run_id)  # normally closed already, as its terminal event was delivered
+        self.bus.unsaved.end_run(run_id)  # normally closed already, as its terminal event was delivered
         self.tokens.pop(run_id, None)
         self.tasks.pop(run_id, None)
 
