@@ -107,6 +107,7 @@ def loop(state: ChatState, history_file: Path) -> None:
 
     reader = make_reader(history_file)
     interrupted = False  # the previous prompt ended with Ctrl-C
+    _quiet_interrupted_setup()
     while state.running:
         try:
             try:
@@ -124,6 +125,24 @@ def loop(state: ChatState, history_file: Path) -> None:
         except KeyboardInterrupt:  # between the turn's end and the next prompt: nothing to cancel, stay
             state.hint(f"interrupted {LEAVE_HINT}")
     state.console.print(Text("bye", style="dim"))
+
+
+def _quiet_interrupted_setup() -> None:
+    """A Ctrl-C can land while the prompt builds its event loop (just after a turn ends). The loop handles it,
+    but the half-built objects it leaves warn when collected: "Exception ignored in BaseEventLoop.__del__",
+    "coroutine ... was never awaited". Those would print a traceback into the chat. They go to the log."""
+    import logging
+    import sys
+    import warnings
+
+    log = logging.getLogger("fleet_rlm.cli.chat")
+
+    def to_log(unraisable: sys.UnraisableHookArgs) -> None:
+        log.debug("ignored in %r: %r", unraisable.object, unraisable.exc_value)
+
+    sys.unraisablehook = to_log
+    warnings.filterwarnings("ignore", category=ResourceWarning)
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
 
 
 def _handle(state: ChatState, line: str) -> None:
