@@ -39,16 +39,10 @@ async def store_items(session: AsyncSession, *, run_id: str, items: Sequence[Rec
                 )
             )
         elif isinstance(item, RecordingDone):
-            if inputs is not None:
-                programs = {"programs_used": dict(item.programs)} if item.programs else {}
-                totals = {
-                    "calls": item.calls,
-                    "bytes": item.bytes,
-                    "truncated": item.truncated,
-                    "status": item.status,
-                    "answer": item.answer,
-                }
-                await repo.save_inputs(session, run_id=run_id, inputs={**inputs, **programs}, totals=totals)
+            if inputs is not None:  # the whole recording row in one INSERT, as finish_recording would leave it
+                used = {"programs_used": dict(item.programs)} if item.programs else {}
+                totals = {name: getattr(item, name) for name in ("calls", "bytes", "truncated", "status", "answer")}
+                await repo.save_inputs(session, run_id=run_id, inputs={**inputs, **used}, totals=totals)
                 inputs = None
             else:
                 await repo.finish_recording(

@@ -81,8 +81,9 @@ async def follow_run(
     wait_s = poll_s
     try:
         read_db = True
-        quiet = not bus.unsaved.is_recording(run_id)  # check for a finished run before the first wait (one recorded
-        # here is not: its terminal event comes through the bus)
+        # check for a finished run before the first wait; one this process records is not (its terminal event
+        # comes through the bus)
+        quiet = not bus.unsaved.is_recording(run_id)
         while True:
             subscription.wakeup.clear()
             live = _drain(subscription)

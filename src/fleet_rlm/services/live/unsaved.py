@@ -5,7 +5,7 @@ the background (services/turns/event_writer.py). Until that write commits, the e
 follower filling a gap takes a snapshot of this tail *before* it reads the database, so every event is in one
 of the two: committed before the read (the database has it) or still unsaved at the snapshot (the tail has it).
 
-A run recorded here is *open* from its start until its terminal event is delivered: this process then knows
+A run recorded here is tracked from its start until its terminal event is delivered: this process then knows
 up to which seq the database holds its events, so a follower already past that point needs no database read at
 all (`known_after`) — the common case of a client following the run it just started.
 """
@@ -34,7 +34,7 @@ class UnsavedEvents:
         return run_id in self._recording
 
     def known_after(self, run_id: str, seq: int) -> list[dict[str, Any]] | None:
-        """Every event of an open run after `seq` (the tail holds all of them), or None: read the database."""
+        """Every event after `seq` of a run recorded here (the tail holds all of them), or None: read the database."""
         committed = self._recording.get(run_id)
         if committed is None or seq < committed:
             return None

@@ -103,7 +103,7 @@ class RunRecorder:
 
         part.finish, part.after_commit = store, deliver
         self.failed = await self.writer.flush(self.run_id) or self.failed
-        self.bus.unsaved.end_run(self.run_id)
+        self.bus.unsaved.end_run(self.run_id)  # already ended if delivered; else nothing will come through the bus
         self.bus.unsaved.saved(self.run_id, self.last_seq)  # stored, or given up on: no longer a live tail
         return bool(committed)
 

@@ -162,7 +162,9 @@ async def record_progress(session: AsyncSession, progress: Collection[tuple[str,
     it is unfinished (so a run that dies mid-turn still shows what it spent), in one executemany per shape."""
     table: Any = Run.__table__  # type: ignore[attr-defined]
     seq_only = [{"b_run": run_id, "b_seq": seq} for run_id, seq, usage in progress if usage is None]
-    with_usage = [{"b_run": run_id, "b_seq": seq, "b_usage": usage} for run_id, seq, usage in progress if usage]
+    with_usage = [
+        {"b_run": run_id, "b_seq": seq, "b_usage": usage} for run_id, seq, usage in progress if usage is not None
+    ]
     where = table.c.id == bindparam("b_run")
     if seq_only:
         await session.execute(update(table).where(where).values(last_seq=bindparam("b_seq")), seq_only)
