@@ -1,8 +1,9 @@
 """Async engine and session factory.
 
 SQLite gets WAL (readers never block the writer), enforced foreign keys (off by default in SQLite) and a busy
-timeout so concurrent writers queue instead of failing with "database is locked". Postgres gets a bounded,
-pre-pinged pool so a restarted database does not hand out dead connections.
+timeout so concurrent writers queue instead of failing with "database is locked", and a statement costs one
+round trip to aiosqlite's thread (store/sqlite_driver.py). Postgres gets a bounded, pre-pinged pool so a
+restarted database does not hand out dead connections.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> Async
         kwargs["poolclass"] = NullPool
     elif backend_of(url) == "postgresql":
         kwargs.update(pool_size=5, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)
+    if backend_of(url) == "sqlite":
+        from fleet_rlm.store.sqlite_driver import dbapi
+
+        kwargs["module"] = dbapi()
     engine = _create_async_engine(url, **kwargs)
     if backend_of(url) == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
