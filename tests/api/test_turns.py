@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -137,6 +139,65 @@ def test_cancel_stops_a_long_cell_and_a_second_turn_is_refused_meanwhile(client:
     lm.add_rule(adapter_fields_rule(answer="after cancel"))
     _, events = run_turn(client, session_id, {"content": "still there?", "execution_mode": "direct"}, "after")
     assert events[-1]["type"] == "turn_finished"
+
+
+def _start_together(client: TestClient, session_id: str, keys: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """POST one turn per key from as many threads at once; (status, run id or error) each, streams closed."""
+    barrier = threading.Barrier(len(keys))
+
+    def start(key: str) -> tuple[int, dict[str, Any]]:
+        barrier.wait()
+        body = {"content": "loop", "execution_mode": "rlm"}
+        url = f"/api/v1/sessions/{session_id}/turns"
+        with client.stream("POST", url, json=body, headers={"Idempotency-Key": key}) as response:
+            if response.status_code != 200:
+                response.read()
+                return response.status_code, response.json()["error"]
+            return response.status_code, {"run_id": response.headers["X-Run-Id"]}
+
+    with ThreadPoolExecutor(len(keys)) as pool:
+        return list(pool.map(start, keys))
+
+
+def _cancel_and_wait(client: TestClient, run_id: str) -> None:
+    assert client.put(f"/api/v1/runs/{run_id}/cancellation").status_code == 202
+    deadline = time.monotonic() + 30
+    while client.get(f"/api/v1/runs/{run_id}").json()["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, "the cancelled run did not end"
+        time.sleep(0.05)
+
+
+def test_starts_racing_with_one_key_get_one_run_and_one_turn(client: TestClient, lm: FakeLMServer) -> None:
+    lm.reset()
+    lm.add_rule(_slow_rlm_rule())
+    session_id = new_session(client)
+    results = _start_together(client, session_id, ["racing-key"] * 6)
+    assert {status for status, _ in results} == {200}, results
+    run_ids = {answer["run_id"] for _, answer in results}
+    assert len(run_ids) == 1, results
+    turns = client.get(f"/api/v1/sessions/{session_id}/turns").json()["items"]
+    assert [(turn["index"], turn["run_id"]) for turn in turns] == [(0, run_ids.pop())]
+    _cancel_and_wait(client, turns[0]["run_id"])
+
+
+def test_starts_racing_in_one_session_run_one_turn_and_refuse_the_rest(client: TestClient, lm: FakeLMServer) -> None:
+    lm.reset()
+    lm.add_rule(_slow_rlm_rule())
+    session_id = new_session(client)
+    results = _start_together(client, session_id, [f"key-{i}" for i in range(6)])
+    started = [answer["run_id"] for status, answer in results if status == 200]
+    refused = [answer for status, answer in results if status != 200]
+    assert len(started) == 1, results
+    assert {status for status, _ in results} == {200, 409}
+    assert {error["code"] for error in refused} == {"turn_already_running"}
+    turns = client.get(f"/api/v1/sessions/{session_id}/turns").json()["items"]
+    assert [(turn["index"], turn["run_id"]) for turn in turns] == [(0, started[0])]  # refused starts left no turn
+    _cancel_and_wait(client, started[0])
+    lm.reset()
+    lm.add_rule(adapter_fields_rule(answer="next"))
+    run_turn(client, session_id, {"content": "after the race", "execution_mode": "direct"}, "after-race")
+    turns = client.get(f"/api/v1/sessions/{session_id}/turns").json()["items"]
+    assert [turn["index"] for turn in turns] == [0, 1]
 
 
 def test_stream_resumes_after_any_seq(client: TestClient) -> None:

@@ -12,9 +12,10 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from sqlalchemy.exc import IntegrityError
+
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
-from fleet_rlm.events.status import ACTIVE
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
 from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.owner import process_owner
@@ -28,7 +29,8 @@ from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.titles import title_from_task
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
-from fleet_rlm.store.models import Run
+from fleet_rlm.store.base import new_id
+from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
@@ -37,6 +39,18 @@ if TYPE_CHECKING:
     from fleet_rlm.telemetry.setup import Telemetry
 
 STOP_WAIT_S = 10.0  # how long a cancelled turn gets to wind down during shutdown
+
+
+class _Raced(Exception):
+    """A concurrent start with the same Idempotency-Key committed first; starting again returns its run."""
+
+
+def _idempotency_conflict() -> Conflict:
+    return Conflict(
+        "this Idempotency-Key was used with a different input",
+        code="idempotency_conflict",
+        action="send a new Idempotency-Key for a new turn",
+    )
 
 
 class TurnService:
@@ -78,45 +92,12 @@ class TurnService:
                 action="retry in a moment, once the server is back",
             )
         require_skills(data.skills)
-        async with self.database.transaction() as session:
-            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
-            if chat is None:
-                raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")
-            defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
-            try:
-                run, created = await runs_repo.create_run(
-                    session,
-                    user_id=caller.user_id,
-                    session_id=session_id,
-                    execution_mode=data.execution_mode or defaults.default_mode,
-                    idempotency_key=idempotency_key,
-                    input_fingerprint=data.fingerprint(),
-                    budgets=defaults.turn_budgets().over(data.model_dump()).model_dump(mode="json"),
-                )
-            except IdempotencyConflictError as exc:
-                raise Conflict(
-                    "this Idempotency-Key was used with a different input",
-                    code="idempotency_conflict",
-                    action="send a new Idempotency-Key for a new turn",
-                ) from exc
-            if not created:
-                return run
-            running = [r for r in await runs_repo.list_runs(session, session_id=session_id, limit=20) if r.id != run.id]
-            active = next((r for r in running if r.status in ACTIVE), None)
-            if active is not None:
-                raise Conflict(
-                    f"a turn is already running in this session (run {active.id})",
-                    code="turn_already_running",
-                    action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
-                    details={"run_id": active.id},
-                )
-            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run.id)
-            run.turn_id = turn.id
-            runs_repo.start_running(run, owner=self.owner)  # claimed here: the same UPDATE as turn_id
-            chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
-            if not chat.title.strip():  # an untitled session is named after its first task
-                chat.title = title_from_task(data.content)
-            await session.flush()
+        try:
+            run, chat = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
+        except (_Raced, IntegrityError):  # a concurrent start won the key or the turn index: its run decides
+            run, chat = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
+        if chat is None:  # an earlier run of this Idempotency-Key
+            return run
         token = CancelToken()
         self.tokens[run.id] = token
         self.bus.unsaved.begin_run(run.id, run.last_seq)  # its events pass through this process (services/live)
@@ -127,6 +108,59 @@ class TurnService:
         run_id = run.id
         task.add_done_callback(lambda _task: self._forget(run_id))
         return run
+
+    async def _create(
+        self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None
+    ) -> tuple[Run, ChatSession | None]:
+        """One transaction, five statements: the session, the user's defaults, the turn (its index computed in
+        its INSERT), the run (already running, claimed by this server) and the session's `last_run_id`; then
+        no other run of the session may be active. Returns (run, session row), or (earlier run, None) for a
+        repeated Idempotency-Key; raises _Raced when a concurrent request with the key got in first."""
+        async with self.database.transaction() as session:
+            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
+            if chat is None:
+                raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")
+            if idempotency_key is not None:
+                earlier = await runs_repo.find_idempotent_run(
+                    session, user_id=caller.user_id, idempotency_key=idempotency_key
+                )
+                if earlier is not None:
+                    if earlier.input_fingerprint != data.fingerprint():
+                        raise _idempotency_conflict()
+                    return earlier, None
+            defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
+            run_id = new_id()
+            turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run_id)
+            try:
+                run, created = await runs_repo.create_run(
+                    session,
+                    run_id=run_id,
+                    turn_id=turn.id,
+                    owner=self.owner,  # claimed here: this server executes it at once
+                    user_id=caller.user_id,
+                    session_id=session_id,
+                    execution_mode=data.execution_mode or defaults.default_mode,
+                    idempotency_key=idempotency_key,
+                    input_fingerprint=data.fingerprint(),
+                    budgets=defaults.turn_budgets().over(data.model_dump()).model_dump(mode="json"),
+                )
+            except IdempotencyConflictError as exc:
+                raise _idempotency_conflict() from exc
+            if not created:  # the key's run was committed after our lookup: undo our turn, then return that run
+                raise _Raced(run.id)
+            active = await runs_repo.active_run_id(session, session_id=session_id, other_than=run.id)
+            if active is not None:
+                raise Conflict(
+                    f"a turn is already running in this session (run {active})",
+                    code="turn_already_running",
+                    action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
+                    details={"run_id": active},
+                )
+            chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
+            if not chat.title.strip():  # an untitled session is named after its first task
+                chat.title = title_from_task(data.content)
+            await session.flush()
+        return run, chat
 
     def _forget(self, run_id: str) -> None:
         self.bus.unsaved.end_run(run_id)  # normally closed already, as its terminal event was delivered

@@ -33,8 +33,12 @@ async def create_run(
     input_fingerprint: str | None = None,
     budgets: dict[str, Any] | None = None,
     program_version: str | None = None,
+    run_id: str | None = None,
+    owner: str | None = None,
 ) -> tuple[Run, bool]:
-    """Create a queued run; returns (run, created).
+    """Create a queued run — or, with an `owner`, one already running and claimed by it (a turn its server
+    executes at once: the claim `set_run_status(..., "running")` would make, in the same INSERT); returns
+    (run, created).
 
     With an `idempotency_key` already used by this user: the earlier run is returned with created=False
     when the fingerprints match, else IdempotencyConflictError is raised.
@@ -49,15 +53,18 @@ async def create_run(
         budgets=budgets or {},
         program_version=program_version,
     )
+    if run_id is not None:
+        row.id = run_id
+    if owner is not None:
+        now = utcnow()
+        row.status, row.owner, row.started_at, row.heartbeat_at = RunStatus.RUNNING.value, owner, now, now
     if idempotency_key is None:
         session.add(row)
         await session.flush()
         return row, True
     inserted = await insert_ignoring_conflict(session, row, conflict_columns=["user_id", "idempotency_key"])
-    result = await session.execute(
-        select(Run).where(col(Run.user_id) == user_id, col(Run.idempotency_key) == idempotency_key)
-    )
-    existing = result.scalar_one()
+    existing = await find_idempotent_run(session, user_id=user_id, idempotency_key=idempotency_key)
+    assert existing is not None  # inserted now, or by the request that won the race
     if inserted:
         return existing, True
     if existing.input_fingerprint != input_fingerprint:
@@ -65,14 +72,20 @@ async def create_run(
     return existing, False
 
 
-def start_running(run: Run, *, owner: str) -> None:
-    """A run created in the caller's transaction starts running at once, owned by `owner`: the claim a queued
-    run gets from `set_run_status(..., "running")`, written by the same flush instead of a transaction of its
-    own (a turn started by this server executes right away)."""
-    if run.status != RunStatus.QUEUED.value:
-        raise InvalidTransitionError(run.id, run.status, RunStatus.RUNNING.value)
-    now = utcnow()
-    run.status, run.owner, run.started_at, run.heartbeat_at = RunStatus.RUNNING.value, owner, now, now
+async def find_idempotent_run(session: AsyncSession, *, user_id: str, idempotency_key: str) -> Run | None:
+    """The user's run created with this Idempotency-Key, if any."""
+    result = await session.execute(
+        select(Run).where(col(Run.user_id) == user_id, col(Run.idempotency_key) == idempotency_key)
+    )
+    return result.scalar_one_or_none()
+
+
+async def active_run_id(session: AsyncSession, *, session_id: str, other_than: str | None = None) -> str | None:
+    """A queued or running run of the session other than `other_than`, if there is one (one turn at a time)."""
+    query = select(Run.id).where(col(Run.session_id) == session_id, col(Run.status).in_(ACTIVE))
+    if other_than is not None:
+        query = query.where(col(Run.id) != other_than)
+    return (await session.execute(query.limit(1))).scalar_one_or_none()
 
 
 async def get_run(session: AsyncSession, *, run_id: str, user_id: str | None = None) -> Run | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import func, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -15,15 +15,12 @@ MAX_PAGE = 200
 
 
 async def add_turn(session: AsyncSession, *, session_id: str, user_message: str, run_id: str | None = None) -> Turn:
-    """Append a turn with the next index; a concurrent append for the same session fails on the unique
-    (session_id, index) constraint rather than silently reordering turns."""
-    last = await session.execute(select(func.max(Turn.index)).where(col(Turn.session_id) == session_id))
-    current = last.scalar_one_or_none()
-    index = 0 if current is None else current + 1
-    row = Turn(session_id=session_id, index=index, user_message=user_message, run_id=run_id)
-    session.add(row)
-    await session.flush()
-    return row
+    """Append a turn with the next index, computed inside its INSERT (one statement); a concurrent append for
+    the same session fails on the unique (session_id, index) constraint rather than silently reordering turns."""
+    after = select(func.coalesce(func.max(Turn.index), -1) + 1).where(col(Turn.session_id) == session_id)
+    values = Turn(session_id=session_id, user_message=user_message, run_id=run_id).model_dump(exclude={"index"})
+    stmt = insert(Turn).values(**values, index=after.scalar_subquery()).returning(Turn)
+    return (await session.scalars(stmt)).one()
 
 
 async def get_turn(session: AsyncSession, *, turn_id: str) -> Turn | None:
