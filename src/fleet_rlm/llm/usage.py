@@ -10,6 +10,7 @@ end run in the same thread or task, so concurrent calls on one shared LM never m
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -197,7 +198,8 @@ class UsageCallback(BaseCallback):
             model=pending.model,
             tokens_in=tokens_in,
             tokens_out=tokens_out,
-            latency_ms=int((time.perf_counter() - pending.started) * 1000),
+            # rounded up: a call that happened never reads 0 ms (its trace span would have no length)
+            latency_ms=math.ceil((time.perf_counter() - pending.started) * 1000),
             ok=exception is None,
             cached=exception is None and not pending.capture.reported,
             pricing_model=self.pricing_model,
