@@ -48,7 +48,7 @@ async def insert_values_ignoring_conflict(
     session: AsyncSession, table: Any, rows: list[dict[str, Any]], *, conflict_columns: list[str]
 ) -> int:
     """`insert_ignoring_conflict` for many rows of one table given as column dicts (hot paths skip building
-    models); returns how many were inserted. Rows are grouped by the columns they set, one statement per group."""
+    models); returns how many were inserted. Rows are grouped by the columns they set, one executemany per group."""
     if not rows:
         return 0
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -59,9 +59,10 @@ async def insert_values_ignoring_conflict(
     for group in groups.values():
         stmt: Any
         if dialect == "postgresql":
-            stmt = postgresql.insert(table).values(group).on_conflict_do_nothing(index_elements=conflict_columns)
+            stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
         else:
-            stmt = sqlite.insert(table).values(group).on_conflict_do_nothing(index_elements=conflict_columns)
-        result: Any = await session.execute(stmt)
+            stmt = sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
+        # the rows as parameters, not in the statement: compiled once per shape (insertmanyvalues batches them)
+        result: Any = await session.execute(stmt, group)
         inserted += max(int(result.rowcount or 0), 0)
     return inserted
