@@ -15,7 +15,7 @@ from fleet_rlm.events import ArtifactCreated, Output, TurnFinished
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.services.live.follow import follow_run
-from fleet_rlm.services.turns.event_writer import EventWriter
+from fleet_rlm.services.turns.event_writer import BACKGROUND_PARTS, EventWriter
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.models import Run
@@ -101,10 +101,10 @@ async def test_runs_share_a_transaction_and_a_refused_run_costs_only_its_own_eve
         good: RunRecorder(writer, bus, run_id=good, session_id=session_id, user_id=user_id),
         bad: RunRecorder(writer, bus, run_id=bad, session_id=session_id, user_id="no-such-user"),
     }
-    for run_id, recorder in recorders.items():  # emitted in one loop turn: one transaction for both runs
+    for run_id, recorder in recorders.items():  # emitted and waited on in one loop turn: one transaction for both
         for item in _outputs(run_id, session_id, 3):
             recorder.emit(item)
-    assert await writer.flush(good) is None and await writer.flush(bad) is None
+    assert await asyncio.gather(writer.flush(good), writer.flush(bad)) == [None, None]
     assert len(commits) == 1
     assert [seq for seq, _ in await _stored(db, good)] == [1, 2, 3]
     assert [seq for seq, _ in await _stored(db, bad)] == [1, 2, 3]
@@ -116,6 +116,32 @@ async def test_runs_share_a_transaction_and_a_refused_run_costs_only_its_own_eve
     assert await writer.flush(bad) is not None
     assert [t for _, t in await _stored(db, good)] == ["output"] * 3 + ["artifact_created", "output"]
     assert [t for _, t in await _stored(db, bad)] == ["output"] * 3
+    await writer.stop()
+
+
+async def test_a_finishing_run_is_written_alone_and_the_others_follow_a_few_at_a_time(db: Database) -> None:
+    """Parts nobody waits on never lengthen a waited-on run's transaction; once due they are written in bounded
+    transactions (BACKGROUND_PARTS each), oldest first, until none is left."""
+    user_id, session_id, (finishing, *running) = await _runs(db, 1 + 2 * BACKGROUND_PARTS + 1)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    commits: list[int] = []
+    event.listen(db.engine.sync_engine, "commit", lambda _conn: commits.append(1))
+    recorders = {run_id: RunRecorder(writer, bus, run_id=run_id, session_id=session_id) for run_id in running}
+    for run_id, recorder in recorders.items():
+        for item in _outputs(run_id, session_id, 2):
+            recorder.emit(item)
+    ending = RunRecorder(writer, bus, run_id=finishing, session_id=session_id, user_id=user_id)
+    ending.emit(Output(run_id=finishing, session_id=session_id, stream="stdout", text="last"))
+    assert await ending.finish(TurnFinished(run_id=finishing, session_id=session_id), _final_writes(finishing))
+    assert commits == [1]  # the finishing run's transaction held nobody else's events
+    assert await _stored(db, finishing) == [(1, "output"), (2, "turn_finished")]
+    assert [await _stored(db, run_id) for run_id in running] == [[]] * len(running)
+    async with asyncio.timeout(30):
+        while [await _stored(db, run_id) for run_id in running] != [[(1, "output"), (2, "output")]] * len(running):
+            await asyncio.sleep(0.02)
+    assert len(commits) == 1 + 3  # 17 running runs, at most 8 per transaction
+    assert len(bus.unsaved) == 0
     await writer.stop()
 
 

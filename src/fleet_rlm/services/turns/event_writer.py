@@ -8,7 +8,10 @@ replicas are notified) and only then delivers terminal events, so a client never
 answer is committed. Nothing waits on a running run's events (they were delivered already), so they are written
 at most `PERSIST_AFTER_S` after they arrive, or at once when someone waits (a run finishing, `flush`): a short
 turn is one transaction at its end instead of one per step, and while a transaction is in flight the next one
-fills, so under load each commit carries many runs (group commit). A transaction that fails is retried run by
+fills, so under load each commit carries many runs (group commit). Parts someone waits on (a finishing run,
+a flush) always go in the next transaction; the others join one only once the oldest of them is due, and at
+most `BACKGROUND_PARTS` of them (the oldest), so a finishing run never waits behind a transaction made long
+by runs still going (under load those were 40 runs and 250 ms). A transaction that fails is retried run by
 run, so one run's bad row never costs another run its events; a run whose own write fails is reported once and
 keeps running, as before.
 """
@@ -35,7 +38,8 @@ from fleet_rlm.store.repos.runs import record_progress
 
 log = logging.getLogger(__name__)
 
-PERSIST_AFTER_S = 0.1  # the longest a delivered event waits for its transaction when nobody waits on it
+PERSIST_AFTER_S = 0.1  # how long a delivered event waits for its transaction when nobody waits on it
+BACKGROUND_PARTS = 8  # parts nobody waits on, per transaction (the rest go in the next ones)
 
 
 @dataclass
@@ -53,6 +57,10 @@ class RunPart:
     after_commit: Callable[[], None] | None = None  # e.g. deliver the terminal event
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     since: float = field(default_factory=time.monotonic)  # when its first item arrived
+
+    @property
+    def waited_on(self) -> bool:
+        return self.finish is not None or bool(self.waiters)
 
 
 class EventWriter:
@@ -107,9 +115,11 @@ class EventWriter:
             await self._due()
             self._wake.clear()
             self._urgent.clear()
-            if not self._pending:
+            self._inflight = self._take()
+            if not self._inflight:
                 continue
-            self._inflight, self._pending = self._pending, {}
+            if self._pending:  # what was left for later is due already, or will be
+                self._wake.set()
             parts = list(self._inflight.values())
             try:
                 await self._write(parts)
@@ -120,10 +130,21 @@ class EventWriter:
                         if not waiter.done():
                             waiter.set_result(None)
 
+    def _take(self) -> dict[str, RunPart]:
+        """The next transaction's parts: every waited-on part and, once the oldest of the others is due, up to
+        BACKGROUND_PARTS of those, oldest first; the rest stay pending."""
+        taken = {run_id: part for run_id, part in self._pending.items() if part.waited_on}
+        background = sorted((p for p in self._pending.values() if not p.waited_on), key=lambda part: part.since)
+        if background and time.monotonic() - background[0].since >= PERSIST_AFTER_S:
+            taken.update((part.run_id, part) for part in background[:BACKGROUND_PARTS])
+        for run_id in taken:
+            del self._pending[run_id]
+        return taken
+
     async def _due(self) -> None:
-        """Return when the pending parts should be written: at once when a flush is asked for (under load the
-        next transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S."""
-        if not self._urgent.is_set() and self._pending:
+        """Return when pending parts should be written: at once when one is waited on (under load the next
+        transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S."""
+        if not self._urgent.is_set() and self._pending and not any(p.waited_on for p in self._pending.values()):
             oldest = min(part.since for part in self._pending.values())
             delay = oldest + PERSIST_AFTER_S - time.monotonic()
             if delay > 0:
