@@ -7,12 +7,16 @@ allocations: ~560 young and 4 full collections, about 1.2 s CPU of a 6 s local-s
 lifespan once startup is done, moves everything alive into the permanent generation (`gc.freeze()`, so later
 full collections never scan the startup heap again) and turns the collector back on. Only entry points that
 own the process (the local server, `serve-api`, `fleet web`) pause; importing or building the app in another
-process (tests, `FLEET_CLI_SERVER=inprocess`) never touches the collector.
+process (tests, `FLEET_CLI_SERVER=inprocess`) never touches the collector. A paused process also owns its heap
+after the start: the model libraries' warm-up freezes what it imported and makes full collections rare
+(runtime/warm.py).
 """
 
 from __future__ import annotations
 
 import gc
+
+from fleet_rlm.runtime.warm import own_heap
 
 _paused = False
 
@@ -32,3 +36,4 @@ def resume() -> None:
         _paused = False
         gc.freeze()
         gc.enable()
+        own_heap()

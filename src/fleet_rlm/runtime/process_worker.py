@@ -23,7 +23,7 @@ from fleet_rlm.llm.roles import Role
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.programs import ProgramSpec
-from fleet_rlm.runtime.warm import warm_in_background
+from fleet_rlm.runtime.warm import own_heap, settle_heap, warm_in_background
 
 WORKER_NICE = 10  # below the API process (0): delivery first, computation with what is left
 
@@ -145,6 +145,7 @@ class _Worker:
             self.send(("crash", key, f"{type(exc).__name__}: {exc}"))
         finally:
             self.tokens.pop(key, None)
+            settle_heap()  # a finished turn imported what the warm-up imports (once; runtime/warm.py)
 
     def serve(self) -> None:
         self.send(("ready", "", None))
@@ -180,5 +181,6 @@ def worker_main(conn: Connection, settings: Settings) -> None:
     """
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
+    own_heap()  # the warm-up then freezes the imported heap and makes full collections rare (runtime/warm.py)
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s [turns %(process)d] %(message)s")
     _Worker(conn, settings).serve()

@@ -3,11 +3,40 @@
 LiteLLM alone is seconds of CPU to import (the cost table behind `llm/pricing.py`); a server process and each
 turn worker process start this in a background thread once they are up. A turn that needs the modules sooner
 waits on Python's import lock for the same import instead of doing it twice.
+
+In a process whose entry point owns its collector (a turn worker, a server: `own_heap()`), the heap is then
+settled: frozen (`gc.freeze()`, as api/startup_gc.py does after startup) and full collections made rare. Under a
+50-turn burst, full collections re-scanned LiteLLM's and dspy's modules plus the running turns' objects and
+paused a turn worker (every turn in it, and their live events) for 100-700 ms each, several per second; young
+collections still run as often as before, so short-lived cycles are collected as they were.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
+
+FULL_COLLECTION_EVERY = 1000  # young-generation collections per full one (CPython's default: 10)
+_owned = False
+_settled = False
+
+
+def own_heap() -> None:
+    """This process's entry point owns its collector: settle the heap once the warm-up has imported."""
+    global _owned
+    _owned = True
+
+
+def settle_heap() -> None:
+    """Once, in a process that owns its heap, after the model libraries are imported: by the warm-up, or by the
+    first turn to finish, whichever comes first (the warm-up is seconds of CPU and a burst may not wait)."""
+    global _settled
+    if not _owned or _settled:
+        return
+    _settled = True
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
 
 def warm_imports() -> None:
@@ -18,6 +47,7 @@ def warm_imports() -> None:
         from fleet_rlm.runtime import turn  # noqa: F401  # the RLM, adapters and sandbox client a turn builds
     except Exception:  # warming is an optimisation; the first turn will import (and report) for real
         return
+    settle_heap()
 
 
 def warm_in_background() -> threading.Thread:
