@@ -145,6 +145,21 @@ async def test_a_finishing_run_is_written_alone_and_the_others_follow_a_few_at_a
     await writer.stop()
 
 
+async def test_a_lone_event_of_a_quiet_run_is_stored_without_anything_after_it(db: Database) -> None:
+    """A run that emits one event and then nothing for a long time (a slow cell) still gets it stored within
+    about PERSIST_AFTER_S, every time: the writer's timer may fire a little early, and nothing else wakes it."""
+    _, session_id, run_ids = await _runs(db, 12)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    for run_id in run_ids:
+        recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id)
+        recorder.emit(Output(run_id=run_id, session_id=session_id, stream="stdout", text="tick"))
+        async with asyncio.timeout(5):
+            while await _stored(db, run_id) != [(1, "output")]:
+                await asyncio.sleep(0.01)
+    await writer.stop()
+
+
 async def test_a_running_runs_events_are_stored_without_a_flush_and_stop_writes_what_is_pending(db: Database) -> None:
     """Nobody waits on a running run's events (they were delivered), so the writer may hold them briefly; it still
     stores them on its own (a crash loses at most that window), and stopping the writer stores what is left."""

@@ -116,10 +116,10 @@ class EventWriter:
             self._wake.clear()
             self._urgent.clear()
             self._inflight = self._take()
+            if self._pending:  # left for later: come back for it (a timer may also fire a little early)
+                self._wake.set()
             if not self._inflight:
                 continue
-            if self._pending:  # what was left for later is due already, or will be
-                self._wake.set()
             parts = list(self._inflight.values())
             try:
                 await self._write(parts)

@@ -41,28 +41,25 @@ async def insert_ignoring_conflict(session: AsyncSession, row: SQLModel, *, conf
     """
     table: Any = row.__table__  # type: ignore[attr-defined]
     values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name, None) is not None}
-    return bool(await insert_values_ignoring_conflict(session, table, [values], conflict_columns=conflict_columns))
+    result: Any = await session.execute(_insert_ignoring(session, table, conflict_columns), values)
+    return int(result.rowcount or 0) > 0
 
 
 async def insert_values_ignoring_conflict(
     session: AsyncSession, table: Any, rows: list[dict[str, Any]], *, conflict_columns: list[str]
-) -> int:
+) -> None:
     """`insert_ignoring_conflict` for many rows of one table given as column dicts (hot paths skip building
-    models); returns how many were inserted. Rows are grouped by the columns they set, one executemany per group."""
-    if not rows:
-        return 0
+    models). Rows are grouped by the columns they set, one executemany per group: the rows are parameters of
+    one statement compiled once per shape (insertmanyvalues batches them), and how many were inserted is not
+    known on every driver (asyncpg reports -1), so nothing is returned."""
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for values in rows:
         groups.setdefault(tuple(values), []).append(values)
-    dialect = session.get_bind().dialect.name
-    inserted = 0
     for group in groups.values():
-        stmt: Any
-        if dialect == "postgresql":
-            stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
-        else:
-            stmt = sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
-        # the rows as parameters, not in the statement: compiled once per shape (insertmanyvalues batches them)
-        result: Any = await session.execute(stmt, group)
-        inserted += max(int(result.rowcount or 0), 0)
-    return inserted
+        await session.execute(_insert_ignoring(session, table, conflict_columns), group)
+
+
+def _insert_ignoring(session: AsyncSession, table: Any, conflict_columns: list[str]) -> Any:
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
+    return sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
