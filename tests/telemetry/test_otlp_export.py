@@ -78,7 +78,14 @@ def test_each_run_is_one_trace_at_the_collector(
             lm.push(dspy_fields(reasoning="easy", answer="Paris"))
             session = client.post("/api/v1/sessions", json={"title": "second"}).json()["id"]
             second_id, _ = run_turn(client, session, {"content": "Capital?", "execution_mode": "direct"}, "k2")
-            assert client.app.state.telemetry.flush()  # type: ignore[attr-defined]
+            # the client sees a turn end once its answer is committed; the server closes the run's root span
+            # just after, so flush until both roots have arrived before comparing the export counters
+            deadline = time.monotonic() + 10
+            while True:
+                assert client.app.state.telemetry.flush()  # type: ignore[attr-defined]
+                if sum(span.parent_id is None for span in receiver.spans) >= 2 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
             run = client.get(f"/api/v1/runs/{run_id}").json()
             second = client.get(f"/api/v1/runs/{second_id}").json()
             status = client.get("/api/v1/runtime/status").json()["tracing"]
