@@ -112,11 +112,11 @@ class EventWriter:
     async def _run(self) -> None:
         while True:
             await self._wake.wait()
-            await self._due()
+            background_due = await self._due()
             self._wake.clear()
             self._urgent.clear()
-            self._inflight = self._take()
-            if self._pending:  # left for later: come back for it (a timer may also fire a little early)
+            self._inflight = self._take(background_due)
+            if self._pending:  # left for later: come back for it
                 self._wake.set()
             if not self._inflight:
                 continue
@@ -130,27 +130,36 @@ class EventWriter:
                         if not waiter.done():
                             waiter.set_result(None)
 
-    def _take(self) -> dict[str, RunPart]:
-        """The next transaction's parts: every waited-on part and, once the oldest of the others is due, up to
+    def _take(self, background_due: bool) -> dict[str, RunPart]:
+        """The next transaction's parts: every waited-on part and, when the others are due, up to
         BACKGROUND_PARTS of those, oldest first; the rest stay pending."""
         taken = {run_id: part for run_id, part in self._pending.items() if part.waited_on}
-        background = sorted((p for p in self._pending.values() if not p.waited_on), key=lambda part: part.since)
-        if background and time.monotonic() - background[0].since >= PERSIST_AFTER_S:
+        if background_due:
+            background = sorted((p for p in self._pending.values() if not p.waited_on), key=lambda p: p.since)
             taken.update((part.run_id, part) for part in background[:BACKGROUND_PARTS])
         for run_id in taken:
             del self._pending[run_id]
         return taken
 
-    async def _due(self) -> None:
+    async def _due(self) -> bool:
         """Return when pending parts should be written: at once when one is waited on (under load the next
-        transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S."""
-        if not self._urgent.is_set() and self._pending and not any(p.waited_on for p in self._pending.values()):
-            oldest = min(part.since for part in self._pending.values())
-            delay = oldest + PERSIST_AFTER_S - time.monotonic()
-            if delay > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._urgent.wait(), delay)
+        transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S; says whether
+        the parts nobody waits on are due. A timer that ends the wait counts as due even if it fired a little
+        early (uvloop's timers have millisecond steps on a cached clock): re-checking the clock instead found
+        nothing due and spun, or waited for the next wake."""
+        background = [part.since for part in self._pending.values() if not part.waited_on]
+        if not background:
+            await asyncio.sleep(0)
+            return False
+        delay = min(background) + PERSIST_AFTER_S - time.monotonic()
+        due = delay <= 0
+        if not due and not self._urgent.is_set() and len(background) == len(self._pending):
+            try:
+                await asyncio.wait_for(self._urgent.wait(), delay)
+            except TimeoutError:
+                due = True
         await asyncio.sleep(0)  # what this loop turn still emits joins the transaction
+        return due
 
     async def _write(self, parts: list[RunPart]) -> None:
         try:
