@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -60,6 +61,11 @@ async def insert_values_ignoring_conflict(
 
 
 def _insert_ignoring(session: AsyncSession, table: Any, conflict_columns: list[str]) -> Any:
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
-    return sqlite.insert(table).on_conflict_do_nothing(index_elements=conflict_columns)
+    return _insert_ignoring_for(session.get_bind().dialect.name, table, tuple(conflict_columns))
+
+
+@functools.cache
+def _insert_ignoring_for(dialect: str, table: Any, conflict_columns: tuple[str, ...]) -> Any:
+    """Built once per table (statements are immutable; construction was a third of a statement's cost)."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return insert(table).on_conflict_do_nothing(index_elements=list(conflict_columns))

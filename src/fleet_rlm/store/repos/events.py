@@ -65,8 +65,10 @@ async def insert_numbered(session: AsyncSession, events: Sequence[NumberedEvent]
         }
         for item in events
     ]
-    events_table: Any = RunEvent.__table__  # type: ignore[attr-defined]
-    await session.execute(insert(events_table), rows)  # Core executemany: no ORM unit of work, no read back
+    await session.execute(_INSERT, rows)  # Core executemany: no ORM unit of work, no read back
+
+
+_INSERT = insert(RunEvent.__table__)  # type: ignore[attr-defined]
 
 
 async def _reserve(session: AsyncSession, run_id: str, count: int) -> int:

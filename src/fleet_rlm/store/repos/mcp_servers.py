@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import bindparam, delete
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -16,11 +16,14 @@ MAX_PER_USER = 50
 FIELDS = frozenset({"name", "command", "args", "url", "tools", "secrets_encrypted", "timeout_s", "enabled", "extra"})
 
 
+_ALL = select(McpServer).where(col(McpServer.user_id) == bindparam("user_id"))
+_ENABLED = _ALL.where(col(McpServer.enabled).is_(True)).order_by(col(McpServer.name)).limit(MAX_PER_USER)
+_ALL = _ALL.order_by(col(McpServer.name)).limit(MAX_PER_USER)
+
+
 async def list_servers(session: AsyncSession, *, user_id: str, enabled_only: bool = False) -> list[McpServer]:
-    query = select(McpServer).where(col(McpServer.user_id) == user_id)
-    if enabled_only:
-        query = query.where(col(McpServer.enabled).is_(True))
-    result = await session.execute(query.order_by(col(McpServer.name)).limit(MAX_PER_USER))
+    query = _ENABLED if enabled_only else _ALL
+    result = await session.execute(query, {"user_id": user_id})
     return list(result.scalars())
 
 

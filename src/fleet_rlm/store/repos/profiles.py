@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import bindparam, delete
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -17,11 +17,12 @@ from fleet_rlm.store.models import LlmProfile, RoleBinding
 from fleet_rlm.store.repos._sql import UNSET
 from fleet_rlm.store.types import utcnow
 
+_PROFILES = select(LlmProfile).where(col(LlmProfile.user_id) == bindparam("user_id")).order_by(col(LlmProfile.name))
+_BINDINGS = select(RoleBinding).where(col(RoleBinding.user_id) == bindparam("user_id")).order_by(col(RoleBinding.role))
+
 
 async def list_profiles(session: AsyncSession, *, user_id: str) -> list[LlmProfile]:
-    result = await session.execute(
-        select(LlmProfile).where(col(LlmProfile.user_id) == user_id).order_by(col(LlmProfile.name))
-    )
+    result = await session.execute(_PROFILES, {"user_id": user_id})
     return list(result.scalars())
 
 
@@ -109,9 +110,7 @@ async def delete_profile(session: AsyncSession, *, user_id: str, profile_id: str
 
 
 async def list_bindings(session: AsyncSession, *, user_id: str) -> list[RoleBinding]:
-    result = await session.execute(
-        select(RoleBinding).where(col(RoleBinding.user_id) == user_id).order_by(col(RoleBinding.role))
-    )
+    result = await session.execute(_BINDINGS, {"user_id": user_id})
     return list(result.scalars())
 
 

@@ -98,7 +98,10 @@ async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequen
     ]
     blobs_table: Any = LMBlob.__table__  # type: ignore[attr-defined]
     await insert_values_ignoring_conflict(session, blobs_table, blob_rows, conflict_columns=["hash"])
-    await session.execute(insert(LMRecording.__table__), rows)  # type: ignore[attr-defined]
+    await session.execute(_INSERT_EXCHANGES, rows)
+
+
+_INSERT_EXCHANGES = insert(LMRecording.__table__)  # type: ignore[attr-defined]
 
 
 async def finish_recording(

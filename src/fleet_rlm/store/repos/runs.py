@@ -74,18 +74,24 @@ async def create_run(
 
 async def find_idempotent_run(session: AsyncSession, *, user_id: str, idempotency_key: str) -> Run | None:
     """The user's run created with this Idempotency-Key, if any."""
-    result = await session.execute(
-        select(Run).where(col(Run.user_id) == user_id, col(Run.idempotency_key) == idempotency_key)
-    )
+    result = await session.execute(_BY_KEY, {"user_id": user_id, "key": idempotency_key})
     return result.scalar_one_or_none()
 
 
 async def active_run_id(session: AsyncSession, *, session_id: str, other_than: str | None = None) -> str | None:
     """A queued or running run of the session other than `other_than`, if there is one (one turn at a time)."""
-    query = select(Run.id).where(col(Run.session_id) == session_id, col(Run.status).in_(ACTIVE))
-    if other_than is not None:
-        query = query.where(col(Run.id) != other_than)
-    return (await session.execute(query.limit(1))).scalar_one_or_none()
+    params = {"session_id": session_id, "other_than": other_than or ""}  # ids are never empty
+    return (await session.execute(_ACTIVE_OTHER, params)).scalar_one_or_none()
+
+
+# built once: a turn's start runs these (construction was a third of a statement's cost)
+_BY_KEY = select(Run).where(col(Run.user_id) == bindparam("user_id"), col(Run.idempotency_key) == bindparam("key"))
+_ACTIVE_OTHER = (
+    select(Run.id)
+    .where(col(Run.session_id) == bindparam("session_id"), col(Run.status).in_(ACTIVE))
+    .where(col(Run.id) != bindparam("other_than"))
+    .limit(1)
+)
 
 
 async def get_run(session: AsyncSession, *, run_id: str, user_id: str | None = None) -> Run | None:
@@ -173,20 +179,24 @@ async def set_run_status(
 async def record_progress(session: AsyncSession, progress: Collection[tuple[str, int, dict[str, Any] | None]]) -> None:
     """(run_id, last seq stored, latest usage or None) of running runs: each run's `last_seq`, and its usage while
     it is unfinished (so a run that dies mid-turn still shows what it spent), in one executemany per shape."""
-    table: Any = Run.__table__  # type: ignore[attr-defined]
     seq_only = [{"b_run": run_id, "b_seq": seq} for run_id, seq, usage in progress if usage is None]
     with_usage = [
-        {"b_run": run_id, "b_seq": seq, "b_usage": usage} for run_id, seq, usage in progress if usage is not None
+        {"b_run": run_id, "b_seq": seq, "b_usage": usage, "b_now": utcnow()}
+        for run_id, seq, usage in progress
+        if usage is not None
     ]
-    where = table.c.id == bindparam("b_run")
     if seq_only:
-        await session.execute(update(table).where(where).values(last_seq=bindparam("b_seq")), seq_only)
+        await session.execute(_SEQ, seq_only)
     if with_usage:
-        usage = case((table.c.status.in_(ACTIVE), bindparam("b_usage", type_=table.c.usage.type)), else_=table.c.usage)
-        await session.execute(
-            update(table).where(where).values(last_seq=bindparam("b_seq"), usage=usage, updated_at=utcnow()),
-            with_usage,
-        )
+        await session.execute(_SEQ_AND_USAGE, with_usage)
+
+
+_RUNS: Any = Run.__table__  # type: ignore[attr-defined]
+_SEQ = update(_RUNS).where(_RUNS.c.id == bindparam("b_run")).values(last_seq=bindparam("b_seq"))
+_SEQ_AND_USAGE = _SEQ.values(
+    usage=case((_RUNS.c.status.in_(ACTIVE), bindparam("b_usage", type_=_RUNS.c.usage.type)), else_=_RUNS.c.usage),
+    updated_at=bindparam("b_now"),
+)
 
 
 async def set_run_trace(session: AsyncSession, *, run_id: str, trace_id: str, span_id: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, insert, update
+from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -27,8 +27,11 @@ async def get_turn(session: AsyncSession, *, turn_id: str) -> Turn | None:
     return await session.get(Turn, turn_id)
 
 
+_OF_SESSION = select(Turn).where(col(Turn.session_id) == bindparam("session_id")).order_by(col(Turn.index))
+
+
 async def list_turns(session: AsyncSession, *, session_id: str) -> list[Turn]:
-    result = await session.execute(select(Turn).where(col(Turn.session_id) == session_id).order_by(col(Turn.index)))
+    result = await session.execute(_OF_SESSION, {"session_id": session_id})
     return list(result.scalars())
 
 

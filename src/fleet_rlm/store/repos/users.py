@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import bindparam
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -13,8 +14,11 @@ async def get_user(session: AsyncSession, *, user_id: str) -> User | None:
     return await session.get(User, user_id)
 
 
+_BY_NAME = select(User).where(col(User.name) == bindparam("name"))  # built once: every request resolves its user
+
+
 async def get_user_by_name(session: AsyncSession, *, name: str) -> User | None:
-    result = await session.execute(select(User).where(col(User.name) == name))
+    result = await session.execute(_BY_NAME, {"name": name})
     return result.scalar_one_or_none()
 
 

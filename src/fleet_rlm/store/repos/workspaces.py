@@ -6,6 +6,7 @@ store never needs to know the on-disk layout.
 
 from __future__ import annotations
 
+from sqlalchemy import bindparam
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -22,10 +23,13 @@ async def get_workspace(session: AsyncSession, *, user_id: str, workspace_id: st
     return result.scalar_one_or_none()
 
 
+_BY_SLUG = select(Workspace).where(
+    col(Workspace.user_id) == bindparam("user_id"), col(Workspace.slug) == bindparam("slug")
+)
+
+
 async def get_workspace_by_slug(session: AsyncSession, *, user_id: str, slug: str) -> Workspace | None:
-    result = await session.execute(
-        select(Workspace).where(col(Workspace.user_id) == user_id, col(Workspace.slug) == slug)
-    )
+    result = await session.execute(_BY_SLUG, {"user_id": user_id, "slug": slug})
     return result.scalar_one_or_none()
 
 
