@@ -79,30 +79,34 @@ class _Incarnation:
     def _read(self) -> None:
         while True:
             try:
-                kind, key, payload = self.conn.recv()
+                messages = self.conn.recv()  # a list: what the worker's sender had queued, in order
+                for kind, key, payload in messages:
+                    self._take(kind, key, payload)
             except (EOFError, OSError):
                 break
-            except Exception:  # an unpicklable message: the stream is no longer trustworthy
+            except Exception:  # an unpicklable or malformed message: the stream is no longer trustworthy
                 logger.exception("turn worker %s sent an unreadable message", self.process.pid)
                 break
-            pending = self.pending.get(key)
-            if pending is None:
-                continue
-            if kind == "event":
-                pending.sink.emit(payload)
-            elif kind == "record" and isinstance(pending.sink, RecordingSink):
-                pending.sink.record_lm(payload)
-            else:
-                if kind == "result":
-                    pending.result = payload
-                elif kind == "busy":
-                    pending.busy_run = str(payload)
-                else:  # crash
-                    pending.failure = str(payload)
-                with self.lock:
-                    self.pending.pop(key, None)
-                pending.done.set()
         self._died()
+
+    def _take(self, kind: str, key: str, payload: Any) -> None:
+        pending = self.pending.get(key)
+        if pending is None:
+            return
+        if kind == "event":
+            pending.sink.emit(payload)
+        elif kind == "record" and isinstance(pending.sink, RecordingSink):
+            pending.sink.record_lm(payload)
+        else:
+            if kind == "result":
+                pending.result = payload
+            elif kind == "busy":
+                pending.busy_run = str(payload)
+            else:  # crash
+                pending.failure = str(payload)
+            with self.lock:
+                self.pending.pop(key, None)
+            pending.done.set()
 
     def _died(self) -> None:
         with self.lock:
