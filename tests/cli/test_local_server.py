@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -93,6 +94,18 @@ def test_idle_server_stops_and_removes_its_file(tmp_path: Path) -> None:
     assert not (data_dir / "local-server.json").exists()
     status = run_cli("fleet-rlm", ["local-server", "status"], env)
     assert status.returncode == 1 and "no local server" in status.stdout
+
+
+def test_a_server_whose_data_dir_is_deleted_stops_once_idle(tmp_path: Path) -> None:
+    """Nothing can find it any more (its discovery file went with the directory): it must not live forever."""
+    data_dir = tmp_path / "data"
+    env = cli_env(data_dir, FLEET_LOCAL_SERVER_IDLE_S="0.5")
+    listed = run_cli("fleet-rlm", ["sessions", "list"], env)
+    assert listed.returncode == 0, listed
+    pid = local_server_pid(data_dir)
+    assert pid is not None
+    shutil.rmtree(data_dir)
+    wait_for(lambda: not pid_alive(pid), timeout=60, what="the server of a deleted data dir to stop")
 
 
 def test_stale_discovery_file_is_replaced(tmp_path: Path) -> None:

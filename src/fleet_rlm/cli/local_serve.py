@@ -11,6 +11,7 @@ fingerprint) and `/_local/shutdown`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hmac
 import json
@@ -124,11 +125,16 @@ async def _watch(server: Any, gate: LocalGate, app: Any, settings: Settings, att
             continue
         if time.monotonic() - gate.last_activity < idle:
             continue
-        with dir_lock(settings.data_dir, blocking=False) as locked:
-            if locked and _alone(attach_fd):  # no CLI attached, and none can attach from now on
-                remove_discovery(settings.data_dir, pid=os.getpid())
-                break
-    remove_discovery(settings.data_dir, pid=os.getpid())
+        try:
+            with dir_lock(settings.data_dir, blocking=False) as locked:
+                if locked and _alone(attach_fd):  # no CLI attached, and none can attach from now on
+                    remove_discovery(settings.data_dir, pid=os.getpid())
+                    break
+        except OSError as exc:  # the data dir is gone (deleted under us): no CLI can find this server any more
+            print(f"local server stopping: its data dir cannot be locked ({exc})", file=sys.stderr, flush=True)
+            break
+    with contextlib.suppress(OSError):
+        remove_discovery(settings.data_dir, pid=os.getpid())
     server.should_exit = True
 
 
