@@ -40,6 +40,7 @@ def cli_env(data_dir: Path, lm: FakeLMServer) -> dict[str, str]:
         "DSPY_LM_API_BASE": lm.base_url,
         "DSPY_LLM_API_KEY": "fake",
         "FLEET_SANDBOX_POOL_SIZE": "0",
+        "FLEET_LOCAL_SERVER_IDLE_S": "60",  # the local server the CLI starts does not outlive the run for long
         "COLUMNS": "200",
     }
 

@@ -31,6 +31,7 @@ def test_optimize_shorthand_report_promote_and_rollback(tmp_path: Path, lm: Fake
         "DSPY_LM_API_BASE": lm.base_url,
         "DSPY_LLM_API_KEY": "fake",
         "FLEET_SANDBOX_POOL_SIZE": "0",
+        "FLEET_LOCAL_SERVER_IDLE_S": "60",  # the local server the CLI starts does not outlive the run for long
         "COLUMNS": "200",
     }
     app, runner = build_fleet_rlm_app(), CliRunner()
