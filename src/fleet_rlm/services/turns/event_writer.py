@@ -6,14 +6,14 @@ recordings and artifacts, and a finishing run's final status and answer with its
 transaction, then tells the bus those events are saved (`LocalBus.saved`: the unsaved tail shrinks, other
 replicas are notified) and only then delivers terminal events, so a client never sees a turn end before its
 answer is committed. Nothing waits on a running run's events (they were delivered already), so they are written
-at most `PERSIST_AFTER_S` after they arrive, or at once when someone waits (a run finishing, `flush`): a short
-turn is one transaction at its end instead of one per step, and while a transaction is in flight the next one
-fills, so under load each commit carries many runs (group commit). Parts someone waits on (a finishing run,
-a flush) always go in the next transaction; the others join one only once the oldest of them is due, and at
-most `BACKGROUND_PARTS` of them (the oldest), so a finishing run never waits behind a transaction made long
-by runs still going (under load those were 40 runs and 250 ms). A transaction that fails is retried run by
-run, so one run's bad row never costs another run its events; a run whose own write fails is reported once and
-keeps running, as before.
+`PERSIST_AFTER_S` after they arrive (later under load), or at once when someone waits (a run finishing,
+`flush`): a short turn is one transaction at its end instead of one per step, and while a transaction is in
+flight the next one fills, so under load each commit carries many runs (group commit). Parts someone waits on
+(a finishing run, a flush) always go in the next transaction; the others join one only once the oldest of them
+is due, and at most `BACKGROUND_PARTS` of them (the oldest), so a finishing run never waits behind a
+transaction made long by runs still going (under load those were 40 runs and 250 ms). A transaction that fails
+is retried run by run, so one run's bad row never costs another run its events; a run whose own write fails is
+reported once and keeps running, as before.
 """
 
 from __future__ import annotations
