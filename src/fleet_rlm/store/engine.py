@@ -57,17 +57,18 @@ def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> Async
     `pooled=False` gives a NullPool engine for one-off work such as migrations.
     """
     url = normalize_url(url)
+    backend = backend_of(url)
     kwargs: dict[str, Any] = {"echo": echo}
     if not pooled:
         kwargs["poolclass"] = NullPool
-    elif backend_of(url) == "postgresql":
+    elif backend == "postgresql":
         kwargs.update(pool_size=5, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)
-    if backend_of(url) == "sqlite":
+    if backend == "sqlite":
         from fleet_rlm.store.sqlite_driver import dbapi
 
         kwargs["module"] = dbapi()
     engine = _create_async_engine(url, **kwargs)
-    if backend_of(url) == "sqlite":
+    if backend == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
 

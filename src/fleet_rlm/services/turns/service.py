@@ -112,10 +112,12 @@ class TurnService:
     async def _create(
         self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None
     ) -> tuple[Run, ChatSession | None]:
-        """One transaction, five statements: the session, the user's defaults, the turn (its index computed in
-        its INSERT), the run (already running, claimed by this server) and the session's `last_run_id`; then
-        no other run of the session may be active. Returns (run, session row), or (earlier run, None) for a
-        repeated Idempotency-Key; raises _Raced when a concurrent request with the key got in first."""
+        """One transaction, six statements: the session, the user's defaults, the turn (its index computed in
+        its INSERT), the run (already running, claimed by this server), the check that no other run of the
+        session is active, and the session's `last_run_id` (one more, the key's lookup, with an
+        Idempotency-Key). Returns (run, session row), or (earlier run, None) for a repeated Idempotency-Key;
+        raises _Raced when a concurrent request with the key got in first."""
+        fingerprint = data.fingerprint()
         async with self.database.transaction() as session:
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
             if chat is None:
@@ -125,7 +127,7 @@ class TurnService:
                     session, user_id=caller.user_id, idempotency_key=idempotency_key
                 )
                 if earlier is not None:
-                    if earlier.input_fingerprint != data.fingerprint():
+                    if earlier.input_fingerprint != fingerprint:
                         raise _idempotency_conflict()
                     return earlier, None
             defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
@@ -141,7 +143,7 @@ class TurnService:
                     session_id=session_id,
                     execution_mode=data.execution_mode or defaults.default_mode,
                     idempotency_key=idempotency_key,
-                    input_fingerprint=data.fingerprint(),
+                    input_fingerprint=fingerprint,
                     budgets=defaults.turn_budgets().over(data.model_dump()).model_dump(mode="json"),
                 )
             except IdempotencyConflictError as exc:

@@ -16,9 +16,9 @@ MAX_PER_USER = 50
 FIELDS = frozenset({"name", "command", "args", "url", "tools", "secrets_encrypted", "timeout_s", "enabled", "extra"})
 
 
-_ALL = select(McpServer).where(col(McpServer.user_id) == bindparam("user_id"))
-_ENABLED = _ALL.where(col(McpServer.enabled).is_(True)).order_by(col(McpServer.name)).limit(MAX_PER_USER)
-_ALL = _ALL.order_by(col(McpServer.name)).limit(MAX_PER_USER)
+_OF_USER = select(McpServer).where(col(McpServer.user_id) == bindparam("user_id"))
+_ALL = _OF_USER.order_by(col(McpServer.name)).limit(MAX_PER_USER)
+_ENABLED = _OF_USER.where(col(McpServer.enabled).is_(True)).order_by(col(McpServer.name)).limit(MAX_PER_USER)
 
 
 async def list_servers(session: AsyncSession, *, user_id: str, enabled_only: bool = False) -> list[McpServer]:

@@ -180,8 +180,9 @@ async def record_progress(session: AsyncSession, progress: Collection[tuple[str,
     """(run_id, last seq stored, latest usage or None) of running runs: each run's `last_seq`, and its usage while
     it is unfinished (so a run that dies mid-turn still shows what it spent), in one executemany per shape."""
     seq_only = [{"b_run": run_id, "b_seq": seq} for run_id, seq, usage in progress if usage is None]
+    now = utcnow()
     with_usage = [
-        {"b_run": run_id, "b_seq": seq, "b_usage": usage, "b_now": utcnow()}
+        {"b_run": run_id, "b_seq": seq, "b_usage": usage, "b_now": now}
         for run_id, seq, usage in progress
         if usage is not None
     ]
