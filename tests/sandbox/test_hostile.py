@@ -3,8 +3,10 @@ transparently replaced). Cases that only bubblewrap can contain are marked `need
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from dspy.primitives.code_interpreter import CodeExecutionError
 
+from fleet_rlm.sandbox import launcher
 from fleet_rlm.sandbox.interpreter import SandboxInterpreter
 from tests.sandbox.conftest import MakeInterpreter, needs_bwrap
 
@@ -91,6 +94,21 @@ def test_host_paths_invisible(make_interpreter: MakeInterpreter, path: str) -> N
     interp = make_interpreter()
     out = run(interp, f"import os\nprint(os.path.exists({path!r}))")
     assert out == "False"
+
+
+def test_no_site_hooks_run_but_installed_packages_import(make_interpreter: MakeInterpreter) -> None:
+    """The worker starts without site.py (no .pth file of the interpreter runs in the sandbox), yet the
+    interpreter's site-packages directories are on the guest's sys.path, in site.py's order, after the stdlib."""
+    python = launcher.python_executable()
+    probe = "import json, os, site, sys; print(json.dumps([p for p in site.getsitepackages() if os.path.isdir(p)]))"
+    expected = json.loads(subprocess.run([python, "-I", "-S", "-c", probe], capture_output=True, text=True).stdout)
+    interp = make_interpreter()
+    flags = run(interp, "import sys\nprint(sys.flags.no_site, sys.flags.isolated)")
+    assert flags == "1 1"
+    path = json.loads(run(interp, "import json, sys\nprint(json.dumps(sys.path))"))
+    assert [p for p in path if p in expected] == expected
+    assert all(path.index(p) > path.index(next(q for q in path if q.endswith("lib-dynload"))) for p in expected)
+    assert run(interp, "import json, email.parser\nprint('stdlib ok')") == "stdlib ok"
 
 
 @needs_bwrap

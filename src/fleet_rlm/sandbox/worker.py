@@ -395,8 +395,20 @@ def _parse_args(argv):
     return {**opts, **dict(zip(argv[::2], argv[1::2], strict=False))}
 
 
+def _add_site_packages():
+    """Started with `-S` (no .pth files run), the guest still imports the interpreter's installed packages."""
+    if not sys.flags.no_site:
+        return
+    import site
+
+    for path in site.getsitepackages():
+        if path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+
+
 def main(argv, channel_type=None):
     opts = _parse_args(argv)
+    _add_site_packages()
     _apply_limits(opts["--limits"])
     if opts["--uid"] is not None and os.getuid() == 0:
         _drop_privileges(int(opts["--uid"]), int(opts["--gid"] or opts["--uid"]))
