@@ -55,10 +55,16 @@ def test_submit_typed_fields(make_interpreter: MakeInterpreter) -> None:
     interp = make_interpreter(output_fields=fields)
     assert interp.execute("SUBMIT(answer='yes', score=3)") == FinalOutput({"answer": "yes", "score": 3})
     assert interp.execute("SUBMIT('no', 4)") == FinalOutput({"answer": "no", "score": 4})
-    with pytest.raises(CodeExecutionError, match="missing a required argument: 'score'"):
+    with pytest.raises(
+        CodeExecutionError,
+        match=r"SUBMIT\(answer, score\): missing 1 required positional argument: 'score'",
+    ):
         interp.execute("SUBMIT(answer='x')")
     with pytest.raises(CodeExecutionError, match="unexpected keyword argument 'extra'"):
         interp.execute("SUBMIT(answer='x', score=1, extra=2)")
+    with pytest.raises(CodeExecutionError, match="takes 2 positional arguments but 3 were given"):
+        interp.execute("SUBMIT('x', 1, 2)")
+    assert interp.execute("import inspect\nstr(inspect.signature(SUBMIT))") == "(answer: str, score: int)"
 
 
 def test_submit_without_fields_and_non_json_values(make_interpreter: MakeInterpreter) -> None:

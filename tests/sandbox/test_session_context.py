@@ -18,6 +18,7 @@ from fleet_rlm.sandbox import SandboxOptions, SandboxPool
 from fleet_rlm.sandbox.context_view import SANDBOXES_DIR, ensure_session_context
 from fleet_rlm.sandbox.factory import interpreter_factory
 from fleet_rlm.sandbox.interpreter import SandboxInterpreter
+from fleet_rlm.sandbox.worker_code import compiled_worker
 from tests.sandbox.conftest import needs_bwrap
 
 PROBE = """
@@ -129,7 +130,8 @@ def test_guest_cannot_modify_its_own_sessions_context(options: SandboxOptions) -
 def test_mount_tables_name_only_the_bound_directories(options: SandboxOptions) -> None:
     """What the guest can read about host paths: /proc/self/mounts names none; /proc/self/mountinfo shows the
     source path of each bind (the kernel prints it relative to the file system's root), so it names this
-    workspace and this sandbox's own context view - and nothing else of the data dir (docs/security.md)."""
+    workspace, this sandbox's own context view and the worker's code - and nothing else of the data dir
+    (docs/security.md)."""
     _attach(options.data_dir, "s1", "SECRET-OF-S1")
     interp = _interp(options, session_id="s1", workspace_id="ws")
     try:
@@ -141,8 +143,9 @@ def test_mount_tables_name_only_the_bound_directories(options: SandboxOptions) -
     assert data not in mounts
     sources = [line.split()[3] for line in mountinfo.splitlines()]
     named = sorted(s for s in sources if s.startswith(data))
-    assert len(named) == 2, named
-    assert named[0].startswith(f"{data}/{SANDBOXES_DIR}/") and named[1] == f"{data}/workspaces/ws"
+    assert len(named) == 3, named
+    assert named[0] == str(compiled_worker(options.data_dir).resolve())
+    assert named[1].startswith(f"{data}/{SANDBOXES_DIR}/") and named[2] == f"{data}/workspaces/ws"
     assert "sessions" not in mountinfo and "fleet.db" not in mountinfo and "secret.key" not in mountinfo
 
 

@@ -35,14 +35,8 @@ from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.roots import GUEST_ROOT, SANDBOX_GID, WorkspaceRoots, ensure_roots
 from fleet_rlm.sandbox.status import IsolationLevel, bwrap_path, sandbox_status
 from fleet_rlm.sandbox.transport import PipeTransport
+from fleet_rlm.sandbox.worker_code import GUEST_CODE_DIR, boot_args, compiled_worker
 
-WORKER_FILE = Path(__file__).with_name("worker.py")
-WORKER_SIBLINGS = (
-    "worker_capture.py",
-    "worker_globals.py",
-    "worker_procs.py",
-)  # stdlib-only modules worker.py loads from its own directory
-GUEST_WORKER = "/opt/fleet/worker.py"
 SANDBOX_UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
 PYTHON_FLAGS = ("-I", "-B", "-S")
@@ -160,16 +154,15 @@ def bwrap_argv(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     argv += _system_binds()
-    argv += [*_traversable_parents(GUEST_WORKER), "--ro-bind", str(WORKER_FILE), GUEST_WORKER]
-    for name in WORKER_SIBLINGS:
-        argv += ["--ro-bind", str(WORKER_FILE.with_name(name)), f"{os.path.dirname(GUEST_WORKER)}/{name}"]
+    code = compiled_worker(options.data_dir)
+    argv += [*_traversable_parents(GUEST_CODE_DIR + "/"), "--ro-bind", str(code), GUEST_CODE_DIR]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     argv += ["--bind", str(roots.host_root), GUEST_ROOT]
     if context_view is not None:
         argv += ["--ro-bind", str(context_view), GUEST_CONTEXT]
     argv += ["--chdir", GUEST_ROOT]
-    return [*argv, python_executable(), *PYTHON_FLAGS, GUEST_WORKER, *worker_args]
+    return [*argv, python_executable(), *PYTHON_FLAGS, *boot_args(GUEST_CODE_DIR), *worker_args]
 
 
 class _Spawner:
@@ -277,7 +270,8 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         argv = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root, context_view=view.path)
         env, cwd = None, None
     else:
-        argv = [python_executable(), *PYTHON_FLAGS, str(WORKER_FILE), *worker_args]
+        code = str(compiled_worker(options.data_dir))
+        argv = [python_executable(), *PYTHON_FLAGS, *boot_args(code), *worker_args]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root, **WORKER_ENV}
         cwd = str(roots.host_root)
     try:

@@ -12,10 +12,10 @@ import ast
 import builtins
 import functools
 import importlib
-import inspect
 import io
 import itertools
 import json
+import keyword
 import linecache
 import os
 import queue
@@ -221,23 +221,23 @@ class Worker:
 
             submit_any.__name__ = submit_any.__qualname__ = "SUBMIT"
             return submit_any
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        names = [f["name"] for f in fields]
+        if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
+            raise ValueError(f"output field names must be identifiers: {names}")
+        scope = {}  # a real function with the fields as parameters: Python binds the arguments (no inspect)
+        exec(f"def SUBMIT({', '.join(names)}):\n    return {{{', '.join(f'{n!r}: {n}' for n in names)}}}", scope)
+        bind = scope["SUBMIT"]
         types = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
-        params = [
-            inspect.Parameter(f["name"], kind, annotation=types.get(f.get("type"), inspect.Parameter.empty))
-            for f in fields
-        ]
-        signature = inspect.Signature(params)
+        bind.__annotations__ = {f["name"]: types[f["type"]] for f in fields if f.get("type") in types}
 
+        @functools.wraps(bind)  # help(SUBMIT) and inspect.signature show the fields
         def submit_typed(*args, **kwargs):
             try:
-                bound = signature.bind(*args, **kwargs)
+                values = bind(*args, **kwargs)
             except TypeError as exc:
-                raise TypeError(f"SUBMIT({', '.join(p.name for p in params)}): {exc}") from None
-            raise Submission(dict(bound.arguments))
+                raise TypeError(f"SUBMIT({', '.join(names)}): {str(exc).removeprefix('SUBMIT() ')}") from None
+            raise Submission(values)
 
-        submit_typed.__name__ = submit_typed.__qualname__ = "SUBMIT"
-        setattr(submit_typed, "__signature__", signature)  # noqa: B010 - help(SUBMIT) shows the fields
         return submit_typed
 
     # --- cells ---------------------------------------------------------------------------------------------

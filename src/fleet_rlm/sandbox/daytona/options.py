@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from fleet_rlm.config import Settings
+from fleet_rlm.sandbox.worker_code import SANDBOX_DIR, WORKER_MODULES
 
-SANDBOX_DIR = Path(__file__).resolve().parent.parent
-WORKER_FILES = ("worker.py", "worker_capture.py", "worker_globals.py", "worker_lines.py", "worker_procs.py")
+WORKER_FILES = (*WORKER_MODULES, "worker_lines.py")
 BAKED_DIR = "/opt/fleet-rlm"  # where `daytona-snapshot` puts the worker (per version)
 UPLOAD_DIR = ".fleet-rlm"  # relative to the sandbox user's home: used when the snapshot lacks this version
 LABEL_APP = "fleet-rlm"
