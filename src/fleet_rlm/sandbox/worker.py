@@ -224,7 +224,7 @@ class Worker:
         names = [f["name"] for f in fields]
         if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
             raise ValueError(f"output field names must be identifiers: {names}")
-        scope = {}  # a real function with the fields as parameters: Python binds the arguments (no inspect)
+        scope: dict = {}  # a real function with the fields as parameters: Python binds the arguments (no inspect)
         exec(f"def SUBMIT({', '.join(names)}):\n    return {{{', '.join(f'{n!r}: {n}' for n in names)}}}", scope)
         bind = scope["SUBMIT"]
         types = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
