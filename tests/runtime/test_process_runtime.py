@@ -149,3 +149,57 @@ def test_dead_worker_fails_the_turn_with_a_code(
     result, _ = run(processes, make_request(proc_settings, "again", mode="direct", session_id="doomed"))
     assert (result.status, result.answer) == ("succeeded", "back")
     assert _worker_pid(processes) != pid
+
+
+def test_outbox_delivers_every_message_once_in_order_under_contention() -> None:
+    """Sixteen threads send at once through one Outbox while the reader is slow, so writers find the lock
+    taken and leave their messages to the writing thread: each arrives once, in its thread's order."""
+    from multiprocessing import Pipe
+
+    from fleet_rlm.runtime.process_worker import Outbox
+
+    reader, writer = Pipe(duplex=False)
+    outbox = Outbox(writer)
+    threads, per_thread = 16, 200
+    received: list[tuple[str, str, int]] = []
+    batches = 0
+
+    def read() -> None:
+        nonlocal batches
+        while len(received) < threads * per_thread:
+            batch = reader.recv()
+            batches += 1
+            received.extend(batch)
+            time.sleep(0.0005)  # a slow API-side reader: the pipe fills and writes wait
+
+    def send(name: str) -> None:
+        for i in range(per_thread):
+            outbox.send(("event", name, i))
+
+    consumer = threading.Thread(target=read)
+    consumer.start()
+    senders = [threading.Thread(target=send, args=(f"t{n}",)) for n in range(threads)]
+    for thread in senders:
+        thread.start()
+    for thread in senders:
+        thread.join()
+    consumer.join(timeout=30)
+    assert not consumer.is_alive(), f"{threads * per_thread - len(received)} messages never arrived"
+    for n in range(threads):
+        assert [i for _, name, i in received if name == f"t{n}"] == list(range(per_thread))
+    assert batches < threads * per_thread  # writers took others' messages along
+    assert not outbox.queued
+
+
+def test_outbox_survives_a_closed_pipe() -> None:
+    from multiprocessing import Pipe
+
+    from fleet_rlm.runtime.process_worker import Outbox
+
+    reader, writer = Pipe(duplex=False)
+    reader.close()
+    outbox = Outbox(writer)
+    outbox.send(("event", "k", 1))  # the API process is gone: dropped, not raised
+    writer.close()
+    outbox.send(("event", "k", 2))
+    assert not outbox.queued

@@ -79,7 +79,7 @@ class _Incarnation:
     def _read(self) -> None:
         while True:
             try:
-                messages = self.conn.recv()  # a list: what the worker's sender had queued, in order
+                messages = self.conn.recv()  # a list: what the worker had queued, in order
                 for kind, key, payload in messages:
                     self._take(kind, key, payload)
             except (EOFError, OSError):
