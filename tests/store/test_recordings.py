@@ -97,3 +97,36 @@ async def test_one_call_mixes_known_and_new_bodies(db: Database, run_id: str) ->
         {"outputs": ["other"]},
         {"outputs": ["x"]},
     ]
+
+
+async def test_many_runs_in_one_batch(db: Database, run_id: str) -> None:
+    """The writer's group commit: recording rows of several runs in one upsert (a new row inserted, an existing
+    one replaced but keeping its creation time) and their exchanges in one executemany, blobs shared across runs."""
+    async with db.transaction() as s:
+        run = await runs.get_run(s, run_id=run_id)
+        assert run is not None
+        other, _ = await runs.create_run(s, user_id=run.user_id, session_id=run.session_id)
+        await recordings.save_inputs(s, run_id=run_id, inputs={"task": "first"})
+    async with db.session() as s:
+        before = await recordings.get_recording(s, run_id=run_id)
+    assert before is not None
+    totals = {"calls": 2, "bytes": 99, "truncated": False, "status": "succeeded", "answer": "done"}
+    async with db.transaction() as s:
+        await recordings.save_inputs_of_runs(
+            s, [(run_id, {"task": "again"}, totals), (other.id, {"task": "other"}, None)]
+        )
+        await recordings.add_exchanges_of_runs(
+            s, [(run_id, exchange(1)), (other.id, exchange(1)), (other.id, exchange(2, response={"outputs": ["x"]}))]
+        )
+    async with db.session() as s:
+        mine = await recordings.get_recording(s, run_id=run_id)
+        theirs = await recordings.get_recording(s, run_id=other.id)
+        mine_exchanges = await recordings.list_exchanges(s, run_id=run_id)
+        their_exchanges = await recordings.list_exchanges(s, run_id=other.id)
+    assert mine is not None and theirs is not None
+    assert mine.inputs == {"task": "again"} and (mine.calls, mine.status, mine.answer) == (2, "succeeded", "done")
+    assert mine.created_at == before.created_at and mine.updated_at >= before.updated_at
+    assert theirs.inputs == {"task": "other"} and (theirs.calls, theirs.status) == (0, None)
+    assert [e.seq for e in mine_exchanges] == [1] and [e.seq for e in their_exchanges] == [1, 2]
+    assert their_exchanges[1].response == {"outputs": ["x"]}
+    assert await blob_count(db) == 3  # one request, two responses: shared across the runs

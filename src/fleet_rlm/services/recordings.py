@@ -14,48 +14,55 @@ from fleet_rlm.store.repos import recordings as repo
 from fleet_rlm.store.repos.recordings import NewExchange
 
 
-async def store_items(session: AsyncSession, *, run_id: str, items: Sequence[RecordedItem]) -> None:
-    """In arrival order; a turn whose inputs and end arrive in one batch (a short turn: the event writer holds a
-    running run's items for up to PERSIST_AFTER_S) is one INSERT of its recording row, not an INSERT, a read and
-    an UPDATE."""
-    exchanges: list[NewExchange] = []
-    inputs: dict[str, Any] | None = None
-    for item in items:
-        if isinstance(item, TurnInputs):
-            inputs = item.inputs
-        elif isinstance(item, LMExchange):
-            exchanges.append(
-                NewExchange(
-                    seq=item.seq,
-                    role=item.role,
-                    actor=item.actor,
-                    depth=item.depth,
-                    request_hash=item.request_hash,
-                    request=item.request,
-                    response=item.response,
-                    error=item.error,
-                    truncated=item.truncated,
-                    lm_params=item.lm_params,
-                )
-            )
-        elif isinstance(item, RecordingDone):
-            if inputs is not None:  # the whole recording row in one INSERT, as finish_recording would leave it
-                used = {"programs_used": dict(item.programs)} if item.programs else {}
-                totals = {name: getattr(item, name) for name in ("calls", "bytes", "truncated", "status", "answer")}
-                await repo.save_inputs(session, run_id=run_id, inputs={**inputs, **used}, totals=totals)
-                inputs = None
-            else:
-                await repo.finish_recording(
-                    session,
-                    run_id=run_id,
-                    calls=item.calls,
-                    size=item.bytes,
-                    truncated=item.truncated,
-                    status=item.status,
-                    answer=item.answer,
-                    programs=item.programs,
-                )
-    if inputs is not None:
-        await repo.save_inputs(session, run_id=run_id, inputs=inputs)
+async def store_items(session: AsyncSession, batches: Sequence[tuple[str, Sequence[RecordedItem]]]) -> None:
+    """(run_id, items in arrival order) of any number of runs. A turn whose inputs and end arrive in one batch
+    (a short turn: the event writer holds a running run's items for up to PERSIST_AFTER_S) is one row of its
+    recording, not an INSERT, a read and an UPDATE; and the rows and exchanges of every run in the batch are one
+    statement each (a group commit of finishing runs issued three per run)."""
+    exchanges: list[tuple[str, NewExchange]] = []
+    rows: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
+    for run_id, items in batches:
+        inputs: dict[str, Any] | None = None
+        for item in items:
+            if isinstance(item, TurnInputs):
+                inputs = item.inputs
+            elif isinstance(item, LMExchange):
+                exchanges.append((run_id, _exchange(item)))
+            elif isinstance(item, RecordingDone):
+                if inputs is not None:  # the whole recording row at once, as finish_recording would leave it
+                    used = {"programs_used": dict(item.programs)} if item.programs else {}
+                    totals = {name: getattr(item, name) for name in ("calls", "bytes", "truncated", "status", "answer")}
+                    rows.append((run_id, {**inputs, **used}, totals))
+                    inputs = None
+                else:
+                    await repo.finish_recording(
+                        session,
+                        run_id=run_id,
+                        calls=item.calls,
+                        size=item.bytes,
+                        truncated=item.truncated,
+                        status=item.status,
+                        answer=item.answer,
+                        programs=item.programs,
+                    )
+        if inputs is not None:
+            rows.append((run_id, inputs, None))
+    if rows:
+        await repo.save_inputs_of_runs(session, rows)
     if exchanges:
-        await repo.add_exchanges(session, run_id=run_id, exchanges=exchanges)
+        await repo.add_exchanges_of_runs(session, exchanges)
+
+
+def _exchange(item: LMExchange) -> NewExchange:
+    return NewExchange(
+        seq=item.seq,
+        role=item.role,
+        actor=item.actor,
+        depth=item.depth,
+        request_hash=item.request_hash,
+        request=item.request,
+        response=item.response,
+        error=item.error,
+        truncated=item.truncated,
+        lm_params=item.lm_params,
+    )

@@ -188,9 +188,8 @@ class EventWriter:
 
 
 async def _store(session: AsyncSession, parts: list[RunPart]) -> None:
+    await store_items(session, [(part.run_id, part.recorded) for part in parts if part.recorded])
     for part in parts:
-        if part.recorded:
-            await store_items(session, run_id=part.run_id, items=part.recorded)
         for artifact in part.artifacts:
             await create_artifact(session, run_id=part.run_id, session_id=part.session_id, **artifact)
     await insert_numbered(session, [event for part in parts for event in part.events])

@@ -60,6 +60,35 @@ async def insert_values_ignoring_conflict(
         await session.execute(_insert_ignoring(session, table, conflict_columns), group)
 
 
+async def upsert_values(
+    session: AsyncSession,
+    table: Any,
+    rows: list[dict[str, Any]],
+    *,
+    conflict_columns: list[str],
+    keep: tuple[str, ...] = (),
+) -> None:
+    """INSERT each row, or where it violates the unique index on `conflict_columns`, set the existing row's
+    columns to the row's values (all it names except `conflict_columns` and `keep`). One executemany per shape
+    of row, as `insert_values_ignoring_conflict`."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for values in rows:
+        groups.setdefault(tuple(values), []).append(values)
+    dialect = session.get_bind().dialect.name
+    for columns, group in groups.items():
+        replaced = tuple(c for c in columns if c not in conflict_columns and c not in keep)
+        await session.execute(_upsert_for(dialect, table, tuple(conflict_columns), replaced), group)
+
+
+@functools.cache
+def _upsert_for(dialect: str, table: Any, conflict_columns: tuple[str, ...], replaced: tuple[str, ...]) -> Any:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=list(conflict_columns), set_={name: statement.excluded[name] for name in replaced}
+    )
+
+
 def _insert_ignoring(session: AsyncSession, table: Any, conflict_columns: list[str]) -> Any:
     return _insert_ignoring_for(session.get_bind().dialect.name, table, tuple(conflict_columns))
 

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, exists, insert, or_, update
+from sqlalchemy import delete, exists, insert, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from fleet_rlm.store.models import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.repos._sql import insert_ignoring_conflict, insert_values_ignoring_conflict
+from fleet_rlm.store.repos._sql import insert_values_ignoring_conflict, upsert_values
 from fleet_rlm.store.types import utcnow
 
 
@@ -49,26 +49,39 @@ def body_hash(body: Any) -> str:
 async def save_inputs(
     session: AsyncSession, *, run_id: str, inputs: dict[str, Any], totals: dict[str, Any] | None = None
 ) -> None:
-    """The turn's inputs (and, for a turn recorded in one batch, its `finish_recording` totals as columns): one
-    INSERT for a new recording (the usual case), else one UPDATE."""
-    values = {"inputs": inputs, **(totals or {})}
-    if not await insert_ignoring_conflict(session, RunRecording(run_id=run_id, **values), conflict_columns=["run_id"]):
-        await session.execute(
-            update(RunRecording)
-            .where(col(RunRecording.run_id) == run_id)
-            .values(**values, updated_at=utcnow())
-            .execution_options(synchronize_session=False)
-        )
+    """The turn's inputs (and, for a turn recorded in one batch, its `finish_recording` totals as columns)."""
+    await save_inputs_of_runs(session, [(run_id, inputs, totals)])
+
+
+async def save_inputs_of_runs(
+    session: AsyncSession, rows: Sequence[tuple[str, dict[str, Any], dict[str, Any] | None]]
+) -> None:
+    """(run_id, inputs, totals or None) of many runs: an upsert per shape (with or without totals), so a batch of
+    finishing runs is one statement, and a recording that already has a row gets its columns replaced."""
+    now = utcnow()
+    values = [
+        {"run_id": run_id, "inputs": inputs, **(totals or {}), "created_at": now, "updated_at": now}
+        for run_id, inputs, totals in rows
+    ]
+    await upsert_values(session, _RECORDINGS, values, conflict_columns=["run_id"], keep=("created_at",))
+
+
+_RECORDINGS: Any = RunRecording.__table__  # type: ignore[attr-defined]
 
 
 async def add_exchanges(session: AsyncSession, *, run_id: str, exchanges: Sequence[NewExchange]) -> None:
-    """The exchanges and their bodies: each body once per hash, all new blobs in one INSERT and all exchanges in
-    one executemany, as column dicts (group commits carry many runs' recordings, so per-row statements and
-    model construction were a large share of the writer's time)."""
+    """One run's exchanges and their bodies (see `add_exchanges_of_runs`)."""
+    await add_exchanges_of_runs(session, [(run_id, exchange) for exchange in exchanges])
+
+
+async def add_exchanges_of_runs(session: AsyncSession, exchanges: Sequence[tuple[str, NewExchange]]) -> None:
+    """(run_id, exchange) of any number of runs, with their bodies: each body once per hash, all new blobs in one
+    INSERT and all exchanges in one executemany, as column dicts (group commits carry many runs' recordings, so
+    per-row or per-run statements and model construction were a large share of the writer's time)."""
     now = utcnow()
     blobs: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
-    for exchange in exchanges:
+    for run_id, exchange in exchanges:
         response_hash = None
         if exchange.request is not None:
             blobs.setdefault(exchange.request_hash, exchange.request)
