@@ -7,6 +7,12 @@ concurrency, api, cli. Results: one Markdown table (our figure, each baseline me
 the target) and a JSON file under bench/results/ with the machine's facts. Timings are never asserted by tests.
 """
 
+import os
+
+# As fleet_rlm.llm does on import (without importing dspy here: the fake LM process imports this package): no
+# baseline, bare dspy included, fetches the model price table over the network in the middle of a measurement.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 from fleet_rlm.bench.perf.report import Report, Row, markdown_table
 from fleet_rlm.bench.perf.suite import SCENARIOS, run_suite
 
