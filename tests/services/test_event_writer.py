@@ -9,26 +9,30 @@ import asyncio
 from typing import Any
 
 from sqlalchemy import event, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.events import ArtifactCreated, Output, TurnFinished
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.services.live.follow import follow_run
 from fleet_rlm.services.turns.event_writer import BACKGROUND_PARTS, EventWriter
+from fleet_rlm.services.turns.final_writes import FinalWrites
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions, users
 from fleet_rlm.store.repos.events import append_events, list_events
+from fleet_rlm.store.repos.runs import FinalStatus
 
 
 async def _runs(db: Database, count: int) -> tuple[str, str, list[str]]:
     async with db.transaction() as s:
         user_id = (await users.get_or_create_user(s, name="alice")).id
         session_id = (await sessions.create_session(s, user_id=user_id)).id
-        runs = [(await runs_repo.create_run(s, user_id=user_id, session_id=session_id))[0].id for _ in range(count)]
+        runs = [
+            (await runs_repo.create_run(s, user_id=user_id, session_id=session_id, owner="test"))[0].id
+            for _ in range(count)
+        ]
     return user_id, session_id, runs
 
 
@@ -37,13 +41,9 @@ async def _stored(db: Database, run_id: str) -> list[tuple[int, str]]:
         return [(row.seq, row.type) for row in await list_events(s, run_id=run_id, after_seq=0, limit=100)]
 
 
-def _final_writes(run_id: str) -> Any:
-    """What a finishing run's final writes must do at least: move its last_seq to the terminal event's."""
-
-    async def store(session: AsyncSession, last_seq: int) -> None:
-        await session.execute(update(Run).where(Run.id == run_id).values(last_seq=last_seq))  # type: ignore[arg-type]
-
-    return store
+def _final_writes(run_id: str, session_id: str) -> FinalWrites:
+    """A finishing run's final writes: succeeded, its last_seq moved to the terminal event's."""
+    return FinalWrites(session_id=session_id, status=FinalStatus(run_id=run_id, status="succeeded"))
 
 
 def _outputs(run_id: str, session_id: str, count: int) -> list[Output]:
@@ -79,7 +79,7 @@ async def test_events_are_delivered_before_their_commit_and_a_late_follower_miss
                     break
         assert late == live  # the unsaved tail, exactly as the live subscriber saw it
     terminal = TurnFinished(run_id=run_id, session_id=session_id)
-    assert await recorder.finish(terminal, _final_writes(run_id))
+    assert await recorder.finish(terminal, _final_writes(run_id, session_id))
     assert await _stored(db, run_id) == [(1, "output"), (2, "output"), (3, "output"), (4, "output"), (5, "output"),
                                          (6, "turn_finished")]  # fmt: skip
     assert [e["seq"] for e in await _receive(early.queue, 1)] == [6]  # delivered once committed
@@ -133,7 +133,8 @@ async def test_a_finishing_run_is_written_alone_and_the_others_follow_a_few_at_a
             recorder.emit(item)
     ending = RunRecorder(writer, bus, run_id=finishing, session_id=session_id, user_id=user_id)
     ending.emit(Output(run_id=finishing, session_id=session_id, stream="stdout", text="last"))
-    assert await ending.finish(TurnFinished(run_id=finishing, session_id=session_id), _final_writes(finishing))
+    terminal = TurnFinished(run_id=finishing, session_id=session_id)
+    assert await ending.finish(terminal, _final_writes(finishing, session_id))
     assert commits == [1]  # the finishing run's transaction held nobody else's events
     assert await _stored(db, finishing) == [(1, "output"), (2, "turn_finished")]
     assert [await _stored(db, run_id) for run_id in running] == [[]] * len(running)
@@ -210,7 +211,6 @@ async def test_a_follower_of_a_run_recorded_here_reads_no_database_yet_ends_when
     assert not [sql for sql in reads if "run_events" in sql and sql.lstrip().upper().startswith("SELECT")]
     await writer.flush(run_id)
     async with db.transaction() as s:  # the run ends in the database only: its terminal event is never delivered
-        await runs_repo.set_run_status(s, run_id=run_id, status="running")
         await runs_repo.set_run_status(s, run_id=run_id, status="succeeded")
         await append_events(s, run_id=run_id, events=[to_new_event(TurnFinished(run_id=run_id, session_id=session_id))])
     async with asyncio.timeout(30):

@@ -116,6 +116,44 @@ async def test_succeeded_runs_record_complete_or_partial_outcome(db: Database) -
     assert (stored[cut.id].outcome, stored[cut.id].stop_reason) == ("partial", "max_llm_calls")
 
 
+async def test_final_statuses_of_runs_finishing_together(db: Database) -> None:
+    """The event writer's batch: runs of different outcomes (so different shapes of values) move in one call,
+    each with its own last_seq and stamps; a run that is already final, or missing, raises as set_run_status."""
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        ids = [(await runs.create_run(s, user_id=user_id, session_id=session_id, owner="o"))[0].id for _ in range(4)]
+        done = (await runs.create_run(s, user_id=user_id, session_id=session_id, owner="o"))[0].id
+        await runs.set_run_status(s, run_id=done, status="cancelled")
+    whole, cut, failed, cancelled = ids
+    finals = [
+        (runs.FinalStatus(run_id=whole, status="succeeded", usage={"tokens": 3}, program_version="v2"), 7),
+        (runs.FinalStatus(run_id=cut, status="succeeded", outcome="partial", stop_reason="max_llm_calls"), 9),
+        (runs.FinalStatus(run_id=failed, status="failed", error={"code": "lm_error", "message": "down"}), 4),
+        (runs.FinalStatus(run_id=cancelled, status="cancelled"), 2),
+    ]
+    async with db.transaction() as s:
+        await runs.set_final_statuses(s, finals)
+    async with db.session() as s:
+        stored = {r.id: r for r in await runs.list_runs(s, session_id=session_id)}
+    got = {rid: (r.status, r.last_seq, r.outcome, r.stop_reason) for rid, r in stored.items() if rid in ids}
+    assert got == {
+        whole: ("succeeded", 7, "complete", None),
+        cut: ("succeeded", 9, "partial", "max_llm_calls"),
+        failed: ("failed", 4, None, None),
+        cancelled: ("cancelled", 2, None, None),
+    }
+    assert stored[whole].usage == {"tokens": 3} and stored[whole].program_version == "v2"
+    assert stored[failed].error == {"code": "lm_error", "message": "down"}
+    assert all(stored[rid].finished_at is not None for rid in ids)
+    for bad, error in (((done, "succeeded"), InvalidTransitionError), (("f" * 32, "failed"), NotFoundError)):
+        async with db.transaction() as s:
+            with pytest.raises(error):
+                await runs.set_final_statuses(s, [(runs.FinalStatus(run_id=bad[0], status=bad[1]), 5)])
+    async with db.session() as s:
+        stale = await runs.get_run(s, run_id=done)
+    assert stale is not None and (stale.status, stale.last_seq) == ("cancelled", 0)
+
+
 async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:
     user_id, session_id = await _owner(db)
     async with db.transaction() as s:

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.recordings import store_items
+from fleet_rlm.services.turns.final_writes import FinalWrites, store_final_writes
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import NumberedEvent, insert_numbered
@@ -52,8 +53,9 @@ class RunPart:
     recorded: list[RecordedItem] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # create_artifact keywords
     usage: dict[str, Any] | None = None
-    # the run's own final writes, same transaction; they store the run's `last_seq` (the terminal event's seq)
-    finish: Callable[[AsyncSession, int], Awaitable[None]] | None = None
+    # the run's own final writes, same transaction (with every other finishing run's); its last_seq becomes the
+    # terminal event's seq
+    finish: FinalWrites | None = None
     after_commit: Callable[[], None] | None = None  # e.g. deliver the terminal event
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     since: float = field(default_factory=time.monotonic)  # when its first item arrived
@@ -199,6 +201,4 @@ async def _store(session: AsyncSession, parts: list[RunPart]) -> None:
         if part.finish is None and part.events  # a finishing run's final writes set its last_seq and usage
     ]
     await record_progress(session, progress)
-    for part in parts:
-        if part.finish is not None:
-            await part.finish(session, part.events[-1].seq)
+    await store_final_writes(session, [(part.finish, part.events[-1].seq) for part in parts if part.finish])

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
 from fleet_rlm.runtime.contracts import CancelToken, TurnResult
 from fleet_rlm.services.jobs.job import Job
+from fleet_rlm.services.turns.final_writes import FinalWrites
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
@@ -22,8 +21,7 @@ from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import build_turn_request
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
-from fleet_rlm.store.repos import sessions as sessions_repo
-from fleet_rlm.store.repos import turns as turns_repo
+from fleet_rlm.store.repos.runs import FinalStatus
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +97,9 @@ async def _commit(
         status = result.status if result.status in ("succeeded", "failed", "cancelled") else "failed"
     final_status = status
 
-    async def store(session: AsyncSession, last_seq: int) -> None:
-        if run.turn_id and result.answer:
-            await turns_repo.update_turn(session, turn_id=run.turn_id, answer=result.answer)
-        await runs_repo.set_run_status(
-            session,
+    writes = FinalWrites(
+        session_id=run.session_id,
+        status=FinalStatus(
             run_id=run.id,
             status=final_status,
             error=result.error,
@@ -111,11 +107,12 @@ async def _commit(
             outcome=result.outcome,
             stop_reason=result.stop_reason,
             program_version=result.program_version or None,  # promoted optimizations show here
-            last_seq=last_seq,  # the terminal event's, stored in this transaction
-        )
-        await sessions_repo.touch_session(session, session_id=run.session_id, summary=result.summary)
-
-    if not await recorder.finish(terminal, store):
+        ),
+        turn_id=run.turn_id,
+        answer=result.answer or None,
+        summary=result.summary,
+    )
+    if not await recorder.finish(terminal, writes):
         log.error("could not commit the result of run %s: %s", run.id, recorder.failed)
 
 

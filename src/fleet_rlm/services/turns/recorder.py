@@ -18,16 +18,15 @@ it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
-
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals
 from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import numbered
 from fleet_rlm.services.turns.event_writer import EventWriter
+from fleet_rlm.services.turns.final_writes import FinalWrites
 from fleet_rlm.store.repos.events import NumberedEvent
 from fleet_rlm.store.types import new_id
 
@@ -85,10 +84,10 @@ class RunRecorder:
         self._deliver()
         self.closed = True
 
-    async def finish(self, terminal: EventBase, store: Callable[[AsyncSession, int], Awaitable[None]]) -> bool:
-        """Store the terminal event with `store(session, last_seq)` (the run's final writes, which move its
-        `last_seq` to the terminal event's) and everything still waiting in one transaction, then deliver it;
-        False when that transaction failed (nothing of it is delivered)."""
+    async def finish(self, terminal: EventBase, writes: FinalWrites) -> bool:
+        """Store the terminal event with the run's final `writes` (its `last_seq` becomes the terminal event's)
+        and everything still waiting in one transaction, then deliver it; False when that transaction failed
+        (nothing of it is delivered)."""
         await self.close()
         part = self.writer.part(self.run_id, self.session_id)
         self.last_seq += 1
@@ -101,7 +100,7 @@ class RunRecorder:
             self.bus.unsaved.end_run(self.run_id)  # a follower subscribing from now on reads the database
             self.bus.deliver(self.run_id, self.session_id, [body])
 
-        part.finish, part.after_commit = store, deliver
+        part.finish, part.after_commit = writes, deliver
         self.failed = await self.writer.flush(self.run_id) or self.failed
         self.bus.unsaved.end_run(self.run_id)  # already ended if delivered; else nothing will come through the bus
         self.bus.unsaved.saved(self.run_id, self.last_seq)  # stored, or given up on: no longer a live tail

@@ -7,11 +7,14 @@ changes again.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import functools
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, case, or_, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -124,6 +127,39 @@ async def list_active_runs(session: AsyncSession, *, user_id: str, limit: int = 
     return list(result.scalars())
 
 
+def _status_values(
+    target: RunStatus,
+    now: datetime,
+    *,
+    owner: str | None = None,
+    error: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None,
+    outcome: RunOutcome | None = None,
+    stop_reason: str | None = None,
+    program_version: str | None = None,
+    last_seq: int | None = None,
+) -> dict[str, Any]:
+    """The columns a move to `target` sets (the one place the stamping rules live)."""
+    values: dict[str, Any] = {"status": target.value}
+    if target is RunStatus.RUNNING:
+        values.update(started_at=now, heartbeat_at=now, finished_at=None)
+    elif target is not RunStatus.QUEUED:
+        values["finished_at"] = now
+    if target is RunStatus.SUCCEEDED:
+        values.update(outcome=outcome or "complete", stop_reason=stop_reason if outcome == "partial" else None)
+    if owner is not None:
+        values["owner"] = owner
+    if error is not None:
+        values["error"] = error
+    if usage is not None:
+        values["usage"] = usage
+    if program_version is not None:
+        values["program_version"] = program_version
+    if last_seq is not None:  # the finishing recorder's terminal event, stored in the same transaction
+        values["last_seq"] = last_seq
+    return values
+
+
 async def set_run_status(
     session: AsyncSession,
     *,
@@ -142,24 +178,17 @@ async def set_run_status(
     A succeeded run records its `outcome` (complete unless given; partial with the `stop_reason` budget). One
     UPDATE ... RETURNING: every turn passes here twice, once inside the writer's shared transaction."""
     target = parse_status(status)
-    now = utcnow()
-    values: dict[str, Any] = {"status": target.value}
-    if target is RunStatus.RUNNING:
-        values.update(started_at=now, heartbeat_at=now, finished_at=None)
-    elif target is not RunStatus.QUEUED:
-        values["finished_at"] = now
-    if target is RunStatus.SUCCEEDED:
-        values.update(outcome=outcome or "complete", stop_reason=stop_reason if outcome == "partial" else None)
-    if owner is not None:
-        values["owner"] = owner
-    if error is not None:
-        values["error"] = error
-    if usage is not None:
-        values["usage"] = usage
-    if program_version is not None:
-        values["program_version"] = program_version
-    if last_seq is not None:  # the finishing recorder's terminal event, stored in the same transaction
-        values["last_seq"] = last_seq
+    values = _status_values(
+        target,
+        utcnow(),
+        owner=owner,
+        error=error,
+        usage=usage,
+        outcome=outcome,
+        stop_reason=stop_reason,
+        program_version=program_version,
+        last_seq=last_seq,
+    )
     result: Any = await session.execute(
         update(Run)
         .where(col(Run.id) == run_id, col(Run.status).in_(ALLOWED_FROM[target]))
@@ -174,6 +203,63 @@ async def set_run_status(
     if current is None:
         raise NotFoundError("run", run_id)
     raise InvalidTransitionError(run_id, current.status, status)
+
+
+@dataclass(frozen=True)
+class FinalStatus:
+    """A finishing run's final status and what goes with it (`set_run_status`'s arguments, as data)."""
+
+    run_id: str
+    status: str
+    error: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    outcome: RunOutcome | None = None
+    stop_reason: str | None = None
+    program_version: str | None = None
+
+
+async def set_final_statuses(session: AsyncSession, finals: Sequence[tuple[FinalStatus, int]]) -> None:
+    """`set_run_status(..., last_seq=)` for runs finishing in one transaction (each with its terminal event's
+    seq): one executemany per shape of values, then one read that checks every run moved. A run that was already
+    final (or is gone) raises as `set_run_status` does, failing the transaction: the event writer then retries
+    run by run, so only that run's writes are refused. The check compares status and `last_seq`: no one else
+    stores this run's terminal seq."""
+    if not finals:
+        return
+    now = utcnow()
+    groups: dict[tuple[RunStatus, tuple[str, ...]], list[dict[str, Any]]] = {}
+    for final, last_seq in finals:
+        target = parse_status(final.status)
+        values = _status_values(
+            target,
+            now,
+            error=final.error,
+            usage=final.usage,
+            outcome=final.outcome,
+            stop_reason=final.stop_reason,
+            program_version=final.program_version,
+            last_seq=last_seq,
+        )
+        params = {"b_id": final.run_id, **{f"b_{name}": value for name, value in values.items()}}
+        groups.setdefault((target, tuple(values)), []).append(params)
+    for (target, names), rows in groups.items():
+        await session.execute(_final_update(target, names), rows)
+    ids = [final.run_id for final, _ in finals]
+    found = {row[0]: (row[1], row[2]) for row in await session.execute(_FINAL_CHECK, {"b_ids": ids})}
+    for final, last_seq in finals:
+        target = parse_status(final.status)
+        got = found.get(final.run_id)
+        if got is None:
+            raise NotFoundError("run", final.run_id)
+        if got != (target.value, last_seq):
+            raise InvalidTransitionError(final.run_id, got[0], final.status)
+
+
+@functools.cache
+def _final_update(target: RunStatus, names: tuple[str, ...]) -> Any:
+    values = {name: bindparam(f"b_{name}", type_=_RUNS.c[name].type) for name in names}
+    allowed = [status.value if isinstance(status, RunStatus) else status for status in ALLOWED_FROM[target]]
+    return update(_RUNS).where(_RUNS.c.id == bindparam("b_id"), _RUNS.c.status.in_(allowed)).values(values)
 
 
 async def record_progress(session: AsyncSession, progress: Collection[tuple[str, int, dict[str, Any] | None]]) -> None:
@@ -193,6 +279,9 @@ async def record_progress(session: AsyncSession, progress: Collection[tuple[str,
 
 
 _RUNS: Any = Run.__table__  # type: ignore[attr-defined]
+_FINAL_CHECK = sa_select(_RUNS.c.id, _RUNS.c.status, _RUNS.c.last_seq).where(
+    _RUNS.c.id.in_(bindparam("b_ids", expanding=True))
+)
 _SEQ = update(_RUNS).where(_RUNS.c.id == bindparam("b_run")).values(last_seq=bindparam("b_seq"))
 _SEQ_AND_USAGE = _SEQ.values(
     usage=case((_RUNS.c.status.in_(ACTIVE), bindparam("b_usage", type_=_RUNS.c.usage.type)), else_=_RUNS.c.usage),

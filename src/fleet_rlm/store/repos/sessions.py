@@ -89,6 +89,20 @@ async def update_session(
     return row
 
 
+async def touch_sessions(session: AsyncSession, touches: list[tuple[str, str | None]]) -> None:
+    """`touch_session` for (session_id, summary or None) of turns finishing in one transaction: one
+    executemany per kind (with or without a new summary)."""
+    now = utcnow()
+    plain = [{"session_id": session_id, "updated_at": now} for session_id, summary in touches if not summary]
+    summarized = [
+        {"session_id": session_id, "updated_at": now, "summary": summary} for session_id, summary in touches if summary
+    ]
+    if plain:
+        await session.execute(_TOUCH, plain)
+    if summarized:
+        await session.execute(_TOUCH_SUMMARY, summarized)
+
+
 async def touch_session(session: AsyncSession, *, session_id: str, summary: str | None = None) -> bool:
     """Move a session to the top of the list (a turn ended), with the turn's new `summary` if given; one UPDATE
     (it runs in the writer's shared transaction for every finishing turn). False if there is no such session."""
@@ -99,12 +113,8 @@ async def touch_session(session: AsyncSession, *, session_id: str, summary: str 
     return bool(result.rowcount)
 
 
-_TOUCH = (
-    update(ChatSession)
-    .where(col(ChatSession.id) == bindparam("session_id"))
-    .values(updated_at=bindparam("updated_at"))
-    .execution_options(synchronize_session=False)
-)
+_SESSIONS: Any = ChatSession.__table__  # type: ignore[attr-defined]
+_TOUCH = update(_SESSIONS).where(_SESSIONS.c.id == bindparam("session_id")).values(updated_at=bindparam("updated_at"))
 _TOUCH_SUMMARY = _TOUCH.values(summary=bindparam("summary"))
 
 

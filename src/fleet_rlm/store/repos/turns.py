@@ -45,6 +45,16 @@ async def list_turns_page(session: AsyncSession, *, session_id: str, limit: int 
     return Page(items=list(rows.scalars()), total=total, limit=limit, offset=offset)
 
 
+async def set_answers(session: AsyncSession, answers: list[tuple[str, str]]) -> None:
+    """(turn_id, answer) of turns finishing in one transaction: one executemany."""
+    if answers:
+        await session.execute(_SET_ANSWER, [{"b_turn": turn_id, "b_answer": answer} for turn_id, answer in answers])
+
+
+_TURNS: Any = Turn.__table__  # type: ignore[attr-defined]
+_SET_ANSWER = update(_TURNS).where(_TURNS.c.id == bindparam("b_turn")).values(answer=bindparam("b_answer"))
+
+
 async def update_turn(
     session: AsyncSession, *, turn_id: str, answer: str | None = UNSET, run_id: str | None = UNSET
 ) -> bool:
