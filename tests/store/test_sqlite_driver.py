@@ -3,6 +3,8 @@ SQLAlchemy's own aiosqlite adapter, in one round trip to aiosqlite's thread."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -113,3 +115,55 @@ async def test_errors_surface_as_sqlalchemy_errors_and_the_connection_stays_usab
             await session.execute(text("SELECT no_such_column FROM users"))
     async with sqlite_db.session() as session:  # the rolled-back insert left nothing; the pool still works
         assert (await session.execute(text("SELECT count(*) FROM users"))).scalar_one() == 0
+
+
+async def test_writers_queue_on_the_gate_in_arrival_order_and_readers_pass(sqlite_db: Database) -> None:
+    """Concurrent write transactions of one file queue on the in-process gate (no busy-handler sleeps): each
+    runs when the previous commits or rolls back, in the order they asked; a reader never waits for it."""
+    async with sqlite_db.transaction() as s:
+        user_id = (await users.get_or_create_user(s, name="alice")).id
+    order: list[str] = []
+    first_holds = asyncio.Event()
+    release_first = asyncio.Event()
+
+    async def first() -> None:
+        async with sqlite_db.transaction() as s:
+            await sessions.create_session(s, user_id=user_id, title="first")
+            order.append("first wrote")
+            first_holds.set()
+            await release_first.wait()
+        order.append("first committed")
+
+    async def writer(name: str, *, fail: bool = False) -> None:
+        try:
+            async with sqlite_db.transaction() as s:
+                await sessions.create_session(s, user_id=user_id, title=name)
+                order.append(f"{name} wrote")
+                if fail:
+                    raise RuntimeError("rolled back")
+        except RuntimeError:
+            order.append(f"{name} rolled back")
+
+    holder = asyncio.create_task(first())
+    await first_holds.wait()
+    waiting = [asyncio.create_task(writer("second", fail=True))]
+    await asyncio.sleep(0.05)
+    waiting.append(asyncio.create_task(writer("third")))
+    await asyncio.sleep(0.05)
+    async with sqlite_db.session() as s:  # a reader while the write lock is held: not queued
+        assert (await users.get_user_by_name(s, name="alice")) is not None
+    assert order == ["first wrote"]
+    started = time.monotonic()
+    release_first.set()
+    await asyncio.gather(holder, *waiting)
+    assert time.monotonic() - started < 0.5  # handed on at once, not after a busy-handler sleep
+    assert "first committed" in order  # (its task may resume after the next writer has started)
+    assert [o for o in order if o != "first committed"] == [
+        "first wrote",
+        "second wrote",
+        "second rolled back",
+        "third wrote",
+    ]
+    async with sqlite_db.session() as s:
+        titles = sorted(c.title for c in (await sessions.list_sessions(s, user_id=user_id)).items)
+    assert titles == ["first", "third"]
