@@ -203,3 +203,19 @@ def test_outbox_survives_a_closed_pipe() -> None:
     writer.close()
     outbox.send(("event", "k", 2))
     assert not outbox.queued
+
+
+def test_outbox_drops_only_a_message_that_cannot_cross() -> None:
+    """A message that does not pickle (a lambda in a payload) is dropped alone: the rest of its batch arrives."""
+    from multiprocessing import Pipe
+
+    from fleet_rlm.runtime.process_worker import Outbox
+
+    reader, writer = Pipe(duplex=False)
+    outbox = Outbox(writer)
+    outbox.queued.extend([("event", "k", 1), ("event", "k", lambda: None)])  # queued while another thread wrote
+    outbox.send(("event", "k", 3))
+    received = []
+    while reader.poll(1):
+        received.extend(reader.recv())
+    assert [payload for _, _, payload in received] == [1, 3]

@@ -33,6 +33,8 @@ from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.programs import ProgramSpec
 from fleet_rlm.runtime.warm import own_heap, settle_heap, warm_in_background
 
+log = logging.getLogger(__name__)
+
 WORKER_NICE = 10  # below the API process (0): delivery first, computation with what is left
 
 
@@ -124,13 +126,25 @@ class Outbox:
         while self.queued and self.writing.acquire(blocking=False):
             try:
                 while self.queued:
-                    batch = [self.queued.popleft() for _ in range(len(self.queued))]
-                    try:
-                        self.conn.send(batch)
-                    except (OSError, ValueError):  # the API process is gone; the turns' work is abandoned
-                        pass
+                    self._write([self.queued.popleft() for _ in range(len(self.queued))])
             finally:
                 self.writing.release()
+
+    def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        try:
+            self.conn.send(batch)
+        except (OSError, ValueError):  # the API process is gone; the turns' work is abandoned
+            pass
+        except Exception:  # a message that does not pickle: the others of the batch still go, one by one
+            for message in batch:
+                try:
+                    self.conn.send([message])
+                except (OSError, ValueError):
+                    return
+                except Exception as exc:
+                    log.error(
+                        "dropped a %s message of turn %s that cannot cross the pipe: %s", message[0], message[1], exc
+                    )
 
 
 class _Worker:

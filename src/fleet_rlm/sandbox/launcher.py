@@ -155,7 +155,7 @@ def bwrap_argv(
         argv += ["--setenv", key, value]
     argv += _system_binds()
     code = compiled_worker(options.data_dir)
-    argv += [*_traversable_parents(GUEST_CODE_DIR + "/"), "--ro-bind", str(code), GUEST_CODE_DIR]
+    argv += [*_traversable_parents(GUEST_CODE_DIR), "--ro-bind", str(code), GUEST_CODE_DIR]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(options.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     argv += ["--bind", str(roots.host_root), GUEST_ROOT]
