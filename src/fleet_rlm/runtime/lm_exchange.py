@@ -87,7 +87,12 @@ def canonical_request(lm: Any, prompt: Any, messages: Any, kwargs: dict[str, Any
 
 
 def request_hash(request: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+    return text_hash(canonical_json(request))
+
+
+def text_hash(canonical: str) -> str:
+    """`request_hash` of a request whose canonical JSON is already at hand."""
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def secrets_of(lm: Any) -> set[str]:

@@ -35,8 +35,8 @@ from fleet_rlm.runtime.lm_exchange import (
     jsonable,
     lm_identity,
     public_params,
-    request_hash,
     secrets_of,
+    text_hash,
 )
 from fleet_rlm.runtime.lm_wrapper import WrappedLM
 
@@ -82,15 +82,18 @@ class LMRecorder:
 
     def scrub(self, value: Any) -> Any:
         """`value` with every known secret value replaced (a key echoed in a prompt is not stored either)."""
-        text = canonical_json(value)
+        return self._scrubbed(canonical_json(value), value)[1]
+
+    def _scrubbed(self, text: str, value: Any) -> tuple[str, Any]:
+        """(canonical JSON, value) of `value` scrubbed, from its canonical JSON `text` (made once per body)."""
         with self._lock:
             secrets = sorted(self.secrets, key=len, reverse=True)
         escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets]
         if not any(s in text for s in escaped):
-            return value
+            return text, value
         for secret in escaped:
             text = text.replace(secret, REDACTED)
-        return json.loads(text)
+        return text, json.loads(text)
 
     def add(
         self,
@@ -102,9 +105,11 @@ class LMRecorder:
         lm_params: dict[str, Any] | None = None,
     ) -> None:
         actor, depth = ACTOR.get()
-        digest = request_hash(request)
-        request, response = self.scrub(request), self.scrub(response)
-        size = len(canonical_json(request)) + len(canonical_json(response))
+        request_text = canonical_json(request)  # once per body: hashed, scrubbed and measured from it
+        digest = text_hash(request_text)
+        request_text, request = self._scrubbed(request_text, request)
+        response_text, response = self._scrubbed(canonical_json(response), response)
+        size = len(request_text) + len(response_text)
         with self._lock:
             self.calls += 1
             keep = self.bytes + size <= self.max_bytes
