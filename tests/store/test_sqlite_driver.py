@@ -157,13 +157,9 @@ async def test_writers_queue_on_the_gate_in_arrival_order_and_readers_pass(sqlit
     release_first.set()
     await asyncio.gather(holder, *waiting)
     assert time.monotonic() - started < 0.5  # handed on at once, not after a busy-handler sleep
-    assert "first committed" in order  # (its task may resume after the next writer has started)
-    assert [o for o in order if o != "first committed"] == [
-        "first wrote",
-        "second wrote",
-        "second rolled back",
-        "third wrote",
-    ]
+    # a task's line after its transaction ended may come after the next writer's: only the writes are ordered
+    assert [o for o in order if o.endswith("wrote")] == ["first wrote", "second wrote", "third wrote"]
+    assert "first committed" in order and "second rolled back" in order
     async with sqlite_db.session() as s:
         titles = sorted(c.title for c in (await sessions.list_sessions(s, user_id=user_id)).items)
     assert titles == ["first", "third"]
