@@ -155,7 +155,7 @@ def _status_values(
         values["usage"] = usage
     if program_version is not None:
         values["program_version"] = program_version
-    if last_seq is not None:  # the finishing recorder's terminal event, stored in the same transaction
+    if last_seq is not None:  # a finishing run's terminal event, stored in the same transaction
         values["last_seq"] = last_seq
     return values
 
@@ -171,12 +171,11 @@ async def set_run_status(
     outcome: RunOutcome | None = None,
     stop_reason: str | None = None,
     program_version: str | None = None,
-    last_seq: int | None = None,
 ) -> Run:
     """Move the run to `status` (stamping started/finished/heartbeat); raises InvalidTransitionError.
 
     A succeeded run records its `outcome` (complete unless given; partial with the `stop_reason` budget). One
-    UPDATE ... RETURNING: every turn passes here twice, once inside the writer's shared transaction."""
+    UPDATE ... RETURNING. Turns that finish go through `set_final_statuses`, in the event writer's transaction."""
     target = parse_status(status)
     values = _status_values(
         target,
@@ -187,7 +186,6 @@ async def set_run_status(
         outcome=outcome,
         stop_reason=stop_reason,
         program_version=program_version,
-        last_seq=last_seq,
     )
     result: Any = await session.execute(
         update(Run)
@@ -219,17 +217,17 @@ class FinalStatus:
 
 
 async def set_final_statuses(session: AsyncSession, finals: Sequence[tuple[FinalStatus, int]]) -> None:
-    """`set_run_status(..., last_seq=)` for runs finishing in one transaction (each with its terminal event's
-    seq): one executemany per shape of values, then one read that checks every run moved. A run that was already
-    final (or is gone) raises as `set_run_status` does, failing the transaction: the event writer then retries
-    run by run, so only that run's writes are refused. The check compares status and `last_seq`: no one else
+    """`set_run_status` for runs finishing in one transaction, each also storing its terminal event's seq as
+    `last_seq`: one executemany per shape of values, then one read that checks every run moved. A run that was
+    already final (or is gone) raises as `set_run_status` does, failing the transaction: the event writer then
+    retries run by run, so only that run's writes are refused. The check compares status and `last_seq`: no one else
     stores this run's terminal seq."""
     if not finals:
         return
     now = utcnow()
+    targets = [parse_status(final.status) for final, _ in finals]
     groups: dict[tuple[RunStatus, tuple[str, ...]], list[dict[str, Any]]] = {}
-    for final, last_seq in finals:
-        target = parse_status(final.status)
+    for (final, last_seq), target in zip(finals, targets, strict=True):
         values = _status_values(
             target,
             now,
@@ -246,8 +244,7 @@ async def set_final_statuses(session: AsyncSession, finals: Sequence[tuple[Final
         await session.execute(_final_update(target, names), rows)
     ids = [final.run_id for final, _ in finals]
     found = {row[0]: (row[1], row[2]) for row in await session.execute(_FINAL_CHECK, {"b_ids": ids})}
-    for final, last_seq in finals:
-        target = parse_status(final.status)
+    for (final, last_seq), target in zip(finals, targets, strict=True):
         got = found.get(final.run_id)
         if got is None:
             raise NotFoundError("run", final.run_id)
@@ -258,7 +255,7 @@ async def set_final_statuses(session: AsyncSession, finals: Sequence[tuple[Final
 @functools.cache
 def _final_update(target: RunStatus, names: tuple[str, ...]) -> Any:
     values = {name: bindparam(f"b_{name}", type_=_RUNS.c[name].type) for name in names}
-    allowed = [status.value if isinstance(status, RunStatus) else status for status in ALLOWED_FROM[target]]
+    allowed = sorted(ALLOWED_FROM[target])
     return update(_RUNS).where(_RUNS.c.id == bindparam("b_id"), _RUNS.c.status.in_(allowed)).values(values)
 
 
