@@ -8,22 +8,20 @@ are re-pointed, so prints never reach the channel. Guest code shares this proces
 fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
 """
 
-import ast
+import _ast
+import _signal
+import _thread
 import builtins
-import functools
-import importlib
 import io
 import itertools
-import json
-import keyword
-import linecache
 import os
-import queue
-import signal
 import struct
 import sys
-import threading
-import traceback
+from _queue import SimpleQueue
+
+# Start-up imports are only modules written in C (or loaded before any code runs): the `threading`, `queue`,
+# `signal`, `ast`, `json` and `traceback` packages import `functools`, `collections`, `enum` and `re`, which
+# were two thirds of a sandbox start's CPU. Errors load `traceback` when they happen (format_exception).
 
 
 def _sibling(name):
@@ -31,7 +29,8 @@ def _sibling(name):
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     try:
-        return importlib.import_module(name)
+        __import__(name)
+        return sys.modules[name]
     finally:
         sys.path.remove(here)
 
@@ -44,6 +43,7 @@ Capture, hide_fd, reopen_std_fds, text_stream = (
     _capture.text_stream,
 )
 _globals = _sibling("worker_globals")
+_json = _sibling("worker_json")
 
 PREFIX = struct.Struct(">II")
 MAX_FRAME = 1 << 31
@@ -67,10 +67,10 @@ class Channel:
     """Reads and writes frames on the hidden protocol descriptors."""
 
     def __init__(self, in_fd, out_fd):
-        self.in_fd, self.out_fd, self.lock = in_fd, out_fd, threading.Lock()
+        self.in_fd, self.out_fd, self.lock = in_fd, out_fd, _thread.allocate_lock()
 
     def send(self, header, body=b""):
-        raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False, default=repr).encode("utf-8")
+        raw = _json.dumps(header, compact=True, default=repr).encode("utf-8")
         data = memoryview(PREFIX.pack(len(raw), len(body)) + raw + body)
         with self.lock:
             while data:
@@ -95,25 +95,62 @@ class Channel:
         header_len, body_len = PREFIX.unpack(prefix)
         if header_len == 0 or header_len > MAX_FRAME or body_len > MAX_FRAME:
             raise ValueError("bad frame length")
-        header = json.loads(bytes(self._read_exact(header_len)).decode("utf-8"))
+        header = _json.loads(bytes(self._read_exact(header_len)).decode("utf-8"))
         return header, self._read_exact(body_len) if body_len else bytearray()
 
 
-def _filter_tb(tbe):
+def _filter_tb(tbe, summary):
     """Keep only frames of cells (`<cell N>`), so errors point at the model's code, not the worker."""
     seen = set()
     while tbe is not None and id(tbe) not in seen:
         seen.add(id(tbe))
         kept = [f for f in tbe.stack if f.filename.startswith(CELL_PREFIX)]
-        tbe.stack = traceback.StackSummary.from_list(kept)
-        _filter_tb(tbe.__cause__)
+        tbe.stack = summary.from_list(kept)
+        _filter_tb(tbe.__cause__, summary)
         tbe = tbe.__context__
 
 
 def format_exception(exc):
+    import traceback  # a sandbox's first error pays for it (_CellSources hands it the cells' sources)
+
     tbe = traceback.TracebackException.from_exception(exc)
-    _filter_tb(tbe)
+    _filter_tb(tbe, traceback.StackSummary)
     return "".join(tbe.format()).rstrip("\n")
+
+
+class _CellSources:
+    """Each cell's source, for tracebacks, kept until `linecache` exists and then kept there.
+
+    Importing `linecache` costs ~1 ms (it imports `tokenize` and `re`), so the worker does not; the cells wait
+    here and a finder copies them in at the moment anything (a traceback, the guest) imports it."""
+
+    def __init__(self):
+        self.cells = {}
+        sys.meta_path.insert(0, self)
+
+    def add(self, filename, code):
+        entry = (len(code), None, code.splitlines(True), filename)  # mtime None: checkcache keeps it
+        cache = getattr(sys.modules.get("linecache"), "cache", None)
+        (cache if isinstance(cache, dict) else self.cells)[filename] = entry
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "linecache" or self not in sys.meta_path:
+            return None
+        sys.meta_path.remove(self)
+        spec = _PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            exec_module, cells = spec.loader.exec_module, self.cells
+
+            def exec_then_add(module):
+                exec_module(module)
+                module.cache.update(cells)
+                cells.clear()
+
+            spec.loader.exec_module = exec_then_add  # type: ignore[method-assign]
+        return spec
+
+
+_PathFinder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")
 
 
 def jsonable(value):
@@ -131,18 +168,19 @@ class Worker:
     def __init__(self, channel, workspace, reap=None, context=None):
         self.channel = channel
         self.reap = reap  # how guest processes end after each cell (worker_procs)
-        self.commands: queue.Queue = queue.Queue()
-        self.pending, self.pending_lock, self.call_ids = {}, threading.Lock(), itertools.count(1)
+        self.commands: SimpleQueue = SimpleQueue()
+        self.pending, self.pending_lock, self.call_ids = {}, _thread.allocate_lock(), itertools.count(1)
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
         self.report_globals = False
-        self.cell_lock, self.cell_active, self.interrupt_requested = threading.Lock(), False, False
+        self.cell_lock, self.cell_active, self.interrupt_requested = _thread.allocate_lock(), False, False
+        self.main_ident, self.sources = _thread.get_ident(), _CellSources()
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.capture = Capture()
         self.namespace.update(_workspace_names(workspace, context))
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
         self.hidden = frozenset(self.namespace)  # the worker's own names: never reported as REPL state
-        signal.signal(signal.SIGINT, self._on_sigint)
+        _signal.signal(_signal.SIGINT, self._on_sigint)
 
     # --- incoming frames -----------------------------------------------------------------------------------
     def read_loop(self):
@@ -155,7 +193,7 @@ class Worker:
                 kind = header.get("t")
                 if kind == "reply":
                     with self.pending_lock:
-                        slot = self.pending.get(header.get("id"), queue.Queue())  # unknown id: dropped
+                        slot = self.pending.get(header.get("id"), SimpleQueue())  # unknown id: dropped
                     slot.put(header)
                 elif kind == "interrupt":
                     self._interrupt()
@@ -172,9 +210,7 @@ class Worker:
         with self.cell_lock:
             if self.cell_active:
                 self.interrupt_requested = True
-                main_ident = threading.main_thread().ident
-                if main_ident is not None:
-                    signal.pthread_kill(main_ident, signal.SIGINT)
+                _signal.pthread_kill(self.main_ident, _signal.SIGINT)
 
     def _on_sigint(self, signum, frame):
         if self.cell_active:
@@ -183,7 +219,7 @@ class Worker:
     # --- guest-facing host calls ---------------------------------------------------------------------------
     def call_host(self, name, args, kwargs):
         call_id = next(self.call_ids)
-        slot: queue.Queue = queue.Queue(maxsize=1)
+        slot: SimpleQueue = SimpleQueue()
         with self.pending_lock:
             self.pending[call_id] = slot
         try:
@@ -221,6 +257,8 @@ class Worker:
 
             submit_any.__name__ = submit_any.__qualname__ = "SUBMIT"
             return submit_any
+        import keyword  # small, and only a typed SUBMIT needs it
+
         names = [f["name"] for f in fields]
         if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
             raise ValueError(f"output field names must be identifiers: {names}")
@@ -230,7 +268,6 @@ class Worker:
         types = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
         bind.__annotations__ = {f["name"]: types[f["type"]] for f in fields if f.get("type") in types}
 
-        @functools.wraps(bind)  # help(SUBMIT) and inspect.signature show the fields
         def submit_typed(*args, **kwargs):
             try:
                 values = bind(*args, **kwargs)
@@ -238,6 +275,10 @@ class Worker:
                 raise TypeError(f"SUBMIT({', '.join(names)}): {str(exc).removeprefix('SUBMIT() ')}") from None
             raise Submission(values)
 
+        # what functools.wraps copies: help(SUBMIT) and inspect.signature (via __wrapped__) show the fields
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__", "__annotations__"):
+            setattr(submit_typed, attr, getattr(bind, attr))
+        submit_typed.__wrapped__ = bind  # type: ignore[attr-defined]
         return submit_typed
 
     # --- cells ---------------------------------------------------------------------------------------------
@@ -247,7 +288,7 @@ class Worker:
             self.inputs[name] = value
         for name, start, end, kind in header.get("blobs") or []:
             raw = view[start:end]  # decoded in place: a bytes copy would hold the context a third time
-            self.inputs[name] = str(raw, "utf-8", "surrogatepass") if kind == "str" else json.loads(bytes(raw))
+            self.inputs[name] = str(raw, "utf-8", "surrogatepass") if kind == "str" else _json.loads(str(raw, "utf-8"))
         for name in header.get("drop") or []:
             self.inputs.pop(name, None)
         if "tools" in header:
@@ -266,7 +307,7 @@ class Worker:
         code = header.get("code", "")
         self.cell_no += 1
         filename = f"{CELL_PREFIX}{self.cell_no}>"
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self.sources.add(filename, code)
         result = {"t": "done", "id": header.get("id"), "cell": self.cell_no}
         self.report_globals = bool(header.get("globals"))
         with self.capture.start(int(header.get("output_limit", 20000))) as capture:
@@ -301,19 +342,20 @@ class Worker:
 
     def _exec(self, code, filename, want_value):
         try:
-            tree = ast.parse(code, filename=filename, mode="exec")
+            tree = compile(code, filename, "exec", _ast.PyCF_ONLY_AST)  # ast.parse, without the ast module
         except SyntaxError as exc:
             where = {"lineno": exc.lineno, "offset": exc.offset, "text": exc.text}
             return {"kind": "syntax", "error": str(exc.msg), **where}
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, filename, "exec"), self.namespace)
+        body = tree.body  # type: ignore[attr-defined]
+        last = body.pop() if body and isinstance(body[-1], _ast.Expr) else None
+        exec(compile(tree, filename, "exec"), self.namespace)  # type: ignore[call-overload]
         if last is None:
             return {"kind": "ok"}
-        value = eval(compile(ast.Expression(last.value), filename, "eval"), self.namespace)
+        value = eval(compile(_ast.Expression(last.value), filename, "eval"), self.namespace)
         return {"kind": "ok", **last_value(value, want_value)}
 
     def serve(self):
-        threading.Thread(target=self.read_loop, name="fleet-worker-reader", daemon=True).start()
+        _thread.start_new_thread(self.read_loop, ())
         self.channel.send({"t": "ready", "pid": os.getpid(), "uid": os.getuid(), "python": sys.version})
         while True:
             try:
@@ -347,7 +389,7 @@ def last_value(value, want_value=True):
     if not want_value:
         return fields
     try:  # encoded now, so guest threads mutating the value later cannot break the `done` frame
-        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        encoded = _json.dumps(value, allow_nan=False)
     except Exception:  # not JSON (or a hostile container): the repr is all that crosses
         return fields
     if len(encoded) <= VALUE_MAX_CHARS:
@@ -418,14 +460,18 @@ def main(argv, channel_type=None):
     reopen_std_fds()
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     sys.stdout, sys.stderr = text_stream(1), text_stream(2)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     workspace = opts["--workspace"] or os.environ.get("WORKSPACE_ROOT") or os.getcwd()
     if os.path.isdir(workspace):
         os.chdir(workspace)
     procs = _sibling("worker_procs")
     if opts["--reap"] == "tree":
         procs.become_subreaper()
-    reap = functools.partial(procs.end_guest_processes, opts["--reap"])
+    reap_mode = opts["--reap"]
+
+    def reap():
+        procs.end_guest_processes(reap_mode)
+
     channel = (channel_type or Channel)(in_fd, out_fd)
     worker = Worker(channel, workspace, reap=reap, context=opts["--context"])
     try:

@@ -3,13 +3,12 @@
 Standard library only, shipped next to `worker.py` (bound, uploaded or baked with it) and loaded from there.
 """
 
-import contextlib
+import _thread
 import fcntl
 import io
 import os
 import select
 import sys
-import threading
 
 HIGH_FD = 300
 
@@ -29,8 +28,8 @@ class Capture:
     Between cells fds 1/2 are /dev/null (stray output is dropped); fds a cell closed are made again."""
 
     def __init__(self):
-        self.lock = threading.Lock()
-        self.fds, self.thread, self.streams = (-1, -1), threading.Thread(target=int), (None, None)
+        self.lock = _thread.allocate_lock()
+        self.fds, self.draining, self.streams = (-1, -1), False, (None, None)
         self.active = False
 
     def start(self, limit):
@@ -38,13 +37,17 @@ class Capture:
         try:
             for fd in self.fds:
                 os.fstat(fd)
-            if not self.thread.is_alive():
+            if not self.draining:
                 raise OSError("the capture thread ended")
         except OSError:
             self.fds = tuple(hide_fd(fd, HIGH_FD + 10) for fd in os.pipe())
             os.set_blocking(self.fds[0], False)
-            self.thread = threading.Thread(target=self._drain, args=(self.fds[0],), daemon=True)
-            self.thread.start()
+            self.draining = True
+            try:
+                _thread.start_new_thread(self._drain, (self.fds[0],))
+            except BaseException:
+                self.draining = False
+                raise
         with self.lock:
             self.head_max, self.tail_max = max(limit // 2, 1), max(limit - max(limit // 2, 1), 1)
             self.head, self.tail, self.total, self.active = bytearray(), bytearray(), 0, True
@@ -57,13 +60,17 @@ class Capture:
         return self
 
     def _drain(self, read_fd):
-        poller = select.poll()
-        poller.register(read_fd, select.POLLIN)
-        gone = select.POLLERR | select.POLLNVAL
-        while read_fd == self.fds[0] and not any(mask & gone for _, mask in poller.poll()):
-            with self.lock:
-                if not self._take(read_fd):
-                    return
+        try:
+            poller = select.poll()
+            poller.register(read_fd, select.POLLIN)
+            gone = select.POLLERR | select.POLLNVAL
+            while read_fd == self.fds[0] and not any(mask & gone for _, mask in poller.poll()):
+                with self.lock:
+                    if not self._take(read_fd):
+                        return
+        finally:
+            if read_fd == self.fds[0]:
+                self.draining = False
 
     def _take(self, read_fd):
         """Store what the pipe holds now (caller holds the lock); False once the pipe is gone."""
@@ -121,5 +128,7 @@ def text_stream(fd):
 
 def flush_std():
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
+        try:
             stream.flush()
+        except Exception:
+            pass

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 SANDBOX_DIR = Path(__file__).resolve().parent
-WORKER_MODULES = ("worker.py", "worker_capture.py", "worker_globals.py", "worker_procs.py")
+WORKER_MODULES = ("worker.py", "worker_capture.py", "worker_globals.py", "worker_json.py", "worker_procs.py")
 """The modules a local sandbox loads (Daytona adds worker_lines.py, its text transport)."""
 
 GUEST_CODE_DIR = "/opt/fleet"

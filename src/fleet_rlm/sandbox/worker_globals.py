@@ -7,7 +7,7 @@ objects, each under a SIGALRM deadline (re-fired until it lands) with every exce
 snapshot has its own deadline. A repr stuck in C code cannot be interrupted: the host's cell timeout applies.
 """
 
-import signal
+import _signal as signal  # the C module: `signal` imports enum (see worker.py's imports)
 import time
 import types
 

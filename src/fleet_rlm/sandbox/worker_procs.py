@@ -13,9 +13,8 @@ Two ways, chosen by the host (`--reap`):
   *threads* inside the worker are not processes and keep running across cells.
 """
 
-import contextlib
+import _signal  # the C module, and try/except for suppress: see worker.py's imports
 import os
-import signal
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -24,12 +23,13 @@ MAX_ROUNDS = 50
 
 def become_subreaper():
     """Orphans of the guest are re-parented to this process (Linux >= 3.4); False when unavailable."""
-    with contextlib.suppress(Exception):
+    try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    return False
+    except Exception:
+        return False
 
 
 def _has_children():
@@ -46,10 +46,12 @@ def _parents():
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        with contextlib.suppress(OSError, ValueError, IndexError):
+        try:
             with open(f"/proc/{entry}/stat", "rb") as handle:
                 stat = handle.read()
             parents[int(entry)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
     return parents
 
 
@@ -72,8 +74,10 @@ def _kill_tree():
         if not victims:
             return
         for pid in victims:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, _signal.SIGKILL)
+            except OSError:
+                pass
         _reap_ready()
         time.sleep(0.002)
 
@@ -81,7 +85,7 @@ def _kill_tree():
 def _kill_namespace():
     for _ in range(MAX_ROUNDS):
         try:
-            os.kill(-1, signal.SIGKILL)  # every process we may signal except ourselves and the namespace's init
+            os.kill(-1, _signal.SIGKILL)  # every process we may signal except ourselves and the namespace's init
         except OSError:
             return  # nobody left (zombies count until reaped: ours below, the others by bwrap's init)
         _reap_ready()
