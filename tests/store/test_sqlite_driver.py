@@ -105,6 +105,34 @@ async def test_rows_rowcount_lastrowid_and_executemany_come_back_as_before(sqlit
         assert [row[0] for row in streamed] == [1, 2, 3, 4, 5, 6]  # server-side cursors keep the stock path
 
 
+async def test_ending_a_transaction_that_wrote_nothing_costs_no_hop(sqlite_db: Database) -> None:
+    """Commit and rollback go to aiosqlite's thread only when SQLite has a transaction open: a read-only
+    session's end and the pool's rollback at checkin are free; a write still commits or rolls back for real."""
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    hops: list[str] = []
+    async with sqlite_db.transaction() as session:
+        driver = await _driver(session)
+        original = driver._execute
+
+        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            hops.append(getattr(fn, "__name__", "?"))
+            return await original(fn, *args, **kwargs)
+
+        driver._execute = counted  # type: ignore[method-assign]  # this one aiosqlite connection, not our code
+        await session.execute(select(User).where(col(User.id) == user_id))
+    assert len(hops) == 1  # the SELECT; neither the commit nor the checkin's rollback crossed
+    async with sqlite_db.session() as session:
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="gone"))
+        await session.rollback()
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="kept"))
+        await session.commit()
+    driver._execute = original  # type: ignore[method-assign]
+    async with sqlite_db.session() as session:
+        row = (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar_one()
+    assert row == "kept"
+
+
 async def test_errors_surface_as_sqlalchemy_errors_and_the_connection_stays_usable(sqlite_db: Database) -> None:
     with pytest.raises(IntegrityError):
         async with sqlite_db.transaction() as session:
