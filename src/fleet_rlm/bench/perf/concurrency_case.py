@@ -1,7 +1,7 @@
 """Scenario 5, concurrency: N sessions each run a scripted 5-iteration turn at once, 100 ms LM latency.
 
-All N WebSocket clients start together against one `serve-api` process, after warm-up turns (one, or four per
-turn process: sessions hash onto the workers, so each has run turns). Checked: every turn finishes, and each
+All N WebSocket clients start together against a `serve-api` process of their own, after warm-up turns (one,
+or four per turn process: sessions hash onto the workers, so each has run turns). Checked: every turn finishes, and each
 client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
 slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
@@ -110,8 +110,11 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
 
 
 def run(ctx: SuiteContext) -> list[Row]:
-    shared: Harness = ctx.shared("harness", lambda: harness(ctx.work_dir / "server"))
-    rows = _burst(ctx, shared, "turns in API threads")
+    """Each configuration on a server of its own, stopped before the next starts: a finished burst's server
+    keeps its 50 sessions' sandboxes (~1.3 GiB) for their idle timeout, and on our VMs the next burst then
+    paid 10-50 ms of page faults per turn more (first-touch memory, `perf`: clear_page in the sandboxes)."""
+    with harness(ctx.work_dir / "server-threads") as own:
+        rows = _burst(ctx, own, "turns in API threads")
     processes = os.cpu_count() or 1
     with harness(ctx.work_dir / "server-processes", turn_processes=processes) as own:
         rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}", processes=processes)

@@ -106,6 +106,7 @@ def api_server(data_dir: Path, lm_base_url: str, **settings: Any) -> Iterator[Ap
     """`fleet-rlm serve-api` on a free loopback port with its own data dir; `settings` are FLEET_* overrides."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLEET_", "DSPY_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: a server imports from cached bytecode (cli_case too)
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "host": "127.0.0.1",
