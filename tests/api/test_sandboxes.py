@@ -1,5 +1,5 @@
-"""Live sandboxes over HTTP: an rlm turn leaves its session's REPL warm; the owner lists, inspects and ends it;
-another user sees nothing of it."""
+"""Live sandboxes over HTTP: an rlm turn leaves its session's REPL warm; the owner lists, inspects and ends it
+(or deletes the session); another user sees nothing of it. With turns in API threads and in a turn worker."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ def lm() -> Iterator[FakeLMServer]:
         yield server
 
 
-@pytest.fixture
-def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
+@pytest.fixture(params=[0, 1], ids=["threads", "turn-processes"])
+def app_settings(settings: Settings, lm: FakeLMServer, request: pytest.FixtureRequest) -> Settings:
+    """Turns in API threads, and in a turn worker process: the worker's pool answers over its pipe."""
     return token_settings(
         settings,
         lm_model=lm.model,
@@ -30,6 +31,7 @@ def app_settings(settings: Settings, lm: FakeLMServer) -> Settings:
         lm_api_key=SecretStr("fake"),
         sandbox_pool_size=0,
         run_heartbeat_s=0.5,
+        turn_processes=request.param,
     )
 
 
@@ -61,3 +63,6 @@ def test_list_inspect_and_end_a_sessions_sandbox(client: TestClient, app_setting
     _, again = run_turn(client, session, {"content": "compute again", "execution_mode": "rlm"}, "r2", alice)
     assert final_answer(again) == "computed", "the next turn starts a fresh sandbox"
     assert [item["id"] for item in client.get("/api/v1/sandboxes", headers=alice).json()["items"]] == [session]
+
+    assert client.delete(f"/api/v1/sessions/{session}", headers=alice).status_code == 204  # ends its sandbox too
+    assert client.get("/api/v1/sandboxes", headers=alice).json()["items"] == []

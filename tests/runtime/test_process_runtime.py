@@ -90,6 +90,38 @@ def test_session_keeps_repl_state(processes: ProcessRuntime, proc_settings: Sett
     assert sink.of("output")[0].text.strip() == "42"
 
 
+def test_the_workers_sandboxes_are_listed_counted_and_ended(
+    processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer
+) -> None:
+    """What the API's sandbox list, runtime status and session delete see: the sandboxes in the worker."""
+    lm.push(rlm_step("Warm.", "x = 1"), rlm_submit(answer="warm"))
+    assert run(processes, make_request(proc_settings, "warm", session_id="listed"))[0].status == "succeeded"
+    leases = {lease.session_id: lease for lease in processes.pool.leases()}
+    assert leases["listed"].alive and not leases["listed"].busy and leases["listed"].workspace_id == "w1"
+    assert processes.pool.stats()["idle"] >= 1
+    processes.pool.end_session("listed")
+    deadline = time.monotonic() + 10
+    while "listed" in {lease.session_id for lease in processes.pool.leases()} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "listed" not in {lease.session_id for lease in processes.pool.leases()}
+
+
+def test_worker_log_records_reach_this_processs_handlers(
+    processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A turn that fails logs in the worker; the record (its traceback included) is handled here, where the
+    server's log file is, and the worker writes nothing to the terminal."""
+    lm.push(rlm_step("Fail.", "x = 1"))  # then the fake LM has nothing left: the turn fails
+    with caplog.at_level("WARNING"):
+        result, _ = run(processes, make_request(proc_settings, "fail", session_id="logged"))
+    assert result.status == "failed"
+    worker_pid = _worker_pid(processes)
+    records = [r for r in caplog.records if r.process == worker_pid]
+    failed = [r for r in records if r.name == "fleet_rlm.runtime.turn" and r.levelname == "WARNING"]
+    assert failed and "failed" in failed[0].getMessage()
+    assert failed[0].exc_text and "Traceback" in failed[0].exc_text  # the worker's traceback, as text
+
+
 def test_cancel_is_forwarded(processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer) -> None:
     lm.push(rlm_step("Busy.", "import time\nstarted = 1\ntime.sleep(60)"), rlm_submit(answer="never"))
     sink, cancel = ListSink(), CancelToken()

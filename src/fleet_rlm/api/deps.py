@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fleet_rlm.api.auth import CurrentUserDep, TicketUserDep
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Unavailable
-from fleet_rlm.sandbox import SandboxPool
+from fleet_rlm.runtime.contracts import LiveSandboxes
 from fleet_rlm.services.optimization_runs import OptimizationService
 from fleet_rlm.services.turns.service import TurnService
 from fleet_rlm.store import Database
@@ -56,11 +56,13 @@ def optimization_service(request: Request) -> OptimizationService:
     return service
 
 
-def live_pool(request: Request) -> SandboxPool | None:
-    """The runtime's sandbox pool, when it has one (a scripted test runtime may not)."""
+def live_pool(request: Request) -> LiveSandboxes | None:
+    """The runtime's warm sandboxes (its pool, or its turn workers' pools), when it has any (a scripted test
+    runtime may not)."""
     service = getattr(request.app.state, "turns", None)
     pool = getattr(getattr(service, "runtime", None), "pool", None)
-    return pool if isinstance(pool, SandboxPool) else None
+    has_all = all(callable(getattr(pool, name, None)) for name in ("leases", "stats", "end_session"))
+    return pool if pool is not None and has_all else None
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -19,6 +19,7 @@ from fleet_rlm.mcp_servers import McpServerSpec
 
 if TYPE_CHECKING:
     from fleet_rlm.events import Event
+    from fleet_rlm.sandbox.pool import LeaseInfo
 
 SourceKind = Literal["text", "file", "url", "repo", "path"]
 TurnStatus = Literal["succeeded", "failed", "cancelled"]
@@ -153,6 +154,17 @@ class CancelToken:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._event.wait(timeout)
+
+
+class LiveSandboxes(Protocol):
+    """The warm sandboxes a runtime holds, as the API lists and ends them: a `SandboxPool` (turns in this
+    process), or every turn worker's pool (`ProcessRuntime.pool`). `leases` and `stats` may block briefly."""
+
+    def leases(self) -> list[LeaseInfo]: ...
+
+    def stats(self) -> dict[str, int]: ...
+
+    def end_session(self, session_id: str) -> None: ...
 
 
 class Runtime(Protocol):

@@ -18,12 +18,12 @@ import threading
 import uuid
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import ErrorEvent, TurnFailed
-from fleet_rlm.runtime.contracts import CancelToken, EventSink, Runtime, TurnRequest, TurnResult
+from fleet_rlm.runtime.contracts import CancelToken, EventSink, LiveSandboxes, Runtime, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.process_worker import PortableError, PortableTurn, worker_main
 from fleet_rlm.runtime.programs import MODULES, ProgramRegistry
@@ -31,6 +31,10 @@ from fleet_rlm.runtime.recording import RecordingSink
 
 logger = logging.getLogger(__name__)
 WORKER_DIED = "turn_worker_died"
+POOL_QUERY_TIMEOUT_S = 2.0  # a worker that does not answer about its sandboxes in time shows none
+
+if TYPE_CHECKING:
+    from fleet_rlm.sandbox.pool import LeaseInfo
 
 
 @dataclass
@@ -55,6 +59,7 @@ class _Incarnation:
         self.process.start()
         child.close()
         self.pending: dict[str, _Pending] = {}
+        self.queries: dict[str, tuple[threading.Event, list[Any]]] = {}  # key -> (answered, [answer])
         self.lock = threading.Lock()
         self.dead = False
         threading.Thread(target=self._read, name=f"fleet-turns-{index}-reader", daemon=True).start()
@@ -89,7 +94,32 @@ class _Incarnation:
                 break
         self._died()
 
+    def ask_pool(self) -> tuple[list[LeaseInfo], dict[str, int]] | None:
+        """The worker's sandbox leases and pool counts; None when it is gone or does not answer in time."""
+        key, answered = uuid.uuid4().hex, threading.Event()
+        answer: list[Any] = []
+        with self.lock:
+            self.queries[key] = (answered, answer)
+        try:
+            if self.send(("pool", key, None)) and answered.wait(POOL_QUERY_TIMEOUT_S) and answer:
+                return answer[0]  # type: ignore[no-any-return]
+            return None
+        finally:
+            with self.lock:
+                self.queries.pop(key, None)
+
     def _take(self, kind: str, key: str, payload: Any) -> None:
+        if kind == "log":  # the worker's record, written by this process's handlers
+            record = logging.makeLogRecord(payload)
+            logging.getLogger(record.name).handle(record)
+            return
+        if kind == "pool":
+            with self.lock:
+                query = self.queries.get(key)
+            if query is not None:
+                query[1].append(payload)
+                query[0].set()
+            return
         pending = self.pending.get(key)
         if pending is None:
             return
@@ -112,6 +142,8 @@ class _Incarnation:
         with self.lock:
             self.dead = True
             orphans, self.pending = list(self.pending.values()), {}
+            for answered, _ in self.queries.values():
+                answered.set()
         if orphans:
             self.process.join(timeout=2)
             logger.warning(
@@ -146,6 +178,7 @@ class ProcessRuntime:
         self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)
         for index in range(processes):  # start them now: their imports are paid before the first turn
             self._worker(index)
+        self.pool: LiveSandboxes = _WorkerSandboxes(self)
 
     def _slot(self, session_id: str) -> int:
         return zlib.crc32(session_id.encode()) % len(self._workers)
@@ -237,6 +270,33 @@ class ProcessRuntime:
                 worker.stop()
         if self._local is not None:
             self._local.shutdown()
+
+
+class _WorkerSandboxes:
+    """Every turn worker's sandbox pool (and the in-process fallback runtime's), seen as one."""
+
+    def __init__(self, runtime: ProcessRuntime) -> None:
+        self.runtime = runtime
+
+    def _answers(self) -> list[tuple[list[LeaseInfo], dict[str, int]]]:
+        answers = [a for w in list(self.runtime._workers) if w is not None and (a := w.ask_pool()) is not None]
+        local = getattr(self.runtime._local, "pool", None)
+        if local is not None:
+            answers.append((local.leases(), local.stats()))
+        return answers
+
+    def leases(self) -> list[LeaseInfo]:
+        return [lease for leases, _ in self._answers() for lease in leases]
+
+    def stats(self) -> dict[str, int]:
+        total: dict[str, int] = {"spares": 0, "starting": 0, "leased": 0, "idle": 0}
+        for _, stats in self._answers():
+            for name, count in stats.items():
+                total[name] = total.get(name, 0) + count
+        return total
+
+    def end_session(self, session_id: str) -> None:
+        self.runtime.end_session(session_id)
 
 
 def _portable_provider(request: TurnRequest) -> bool:

@@ -3,6 +3,7 @@
 It reads commands from its pipe (run, cancel, end_session, shutdown), runs each turn on a thread of its own and
 sends every event, LM recording and the final `TurnResult` back over the same pipe. Everything that crosses is
 plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only.
+Its log records cross too (`PipeLogHandler`), and it answers the API's questions about its sandbox pool.
 
 Sending combines: a thread queues its message, and if no other thread is writing the pipe it writes everything
 queued, as one message (a list, in order), at once; else the thread that is writing takes it along. A thread
@@ -109,6 +110,26 @@ def _provider(turn: PortableTurn, settings: Settings) -> Any:
     return None
 
 
+class PipeLogHandler(logging.Handler):
+    """Sends the worker's log records to the API process, whose own handlers (its log file, the terminal)
+    write them: a worker never writes to the terminal of an in-process CLI, and one server has one log."""
+
+    def __init__(self, send: Any) -> None:
+        super().__init__()
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            plain = (str, int, float, bool, type(None))  # an `extra=` object may not pickle: its text crosses
+            fields = {k: v if isinstance(v, plain) else str(v) for k, v in vars(record).items()}
+            fields.update(msg=record.getMessage(), args=None, exc_info=None)
+            if record.exc_info and not record.exc_text:
+                fields["exc_text"] = logging.Formatter().formatException(record.exc_info)
+            self._send(("log", "", fields))
+        except Exception:
+            self.handleError(record)
+
+
 class Outbox:
     """The worker's side of the pipe, shared by every thread (see the module docstring: sending combines)."""
 
@@ -160,6 +181,7 @@ class _Worker:
         self.default_provider = settings_provider(settings)
         self.tokens: dict[str, CancelToken] = {}
         self.outbox = Outbox(conn)
+        logging.getLogger().addHandler(PipeLogHandler(self.send))
 
     def send(self, message: tuple[Any, ...]) -> None:
         self.outbox.send(message)
@@ -209,6 +231,8 @@ class _Worker:
                     token.cancel(payload or "cancelled by request")
             elif kind == "end_session":
                 self.pool.end_session(payload)
+            elif kind == "pool":  # the API lists or counts sandboxes (ProcessRuntime.pool)
+                self.send(("pool", key, (self.pool.leases(), self.pool.stats())))
             elif kind == "shutdown":
                 break
         for token in list(self.tokens.values()):
@@ -226,5 +250,5 @@ def worker_main(conn: Connection, settings: Settings) -> None:
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
     own_heap()  # the warm-up then freezes the imported heap and makes full collections rare (runtime/warm.py)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s [turns %(process)d] %(message)s")
+    logging.getLogger().setLevel(settings.log_level.upper())  # records go to the API process (PipeLogHandler)
     _Worker(conn, settings).serve()

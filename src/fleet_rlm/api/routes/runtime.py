@@ -81,7 +81,7 @@ async def get_runtime_status(
         sandboxes = await user_sandboxes(pool, s, user_id=user.user_id, backend=settings.sandbox_backend)
     sandbox = SandboxStatus(
         **sandbox_summary(settings),
-        pool=pool.stats() if pool is not None else None,
+        pool=await asyncio.to_thread(pool.stats) if pool is not None else None,
         live_sandboxes=len(sandboxes),
     )
     return RuntimeStatus(
