@@ -209,12 +209,12 @@ class Settings(BaseSettings):
         default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
     )
     run_heartbeat_s: float = Field(default=5.0, gt=0, description="How often a running turn stamps its heartbeat.")
-    turn_processes: int = Field(
-        default=0,
+    turn_processes: int | None = Field(
+        default=None,
         ge=0,
         le=64,
-        description="Worker processes that run turns (0: threads of the API process). On a server with concurrent "
-        "turns set it to the number of cores: live events then stay prompt while turns compute.",
+        description="Worker processes that run turns; unset: one per core (at most 8), so live events stay prompt "
+        "while turns compute. 0: threads of the API process (no workers, but delivery queues behind turns).",
     )
     recording_enabled: bool = Field(
         default=True, description="Record every LM request and response of a run (for `fleet-rlm replay`)."

@@ -1,4 +1,5 @@
-"""`ProcessRuntime`: the `Runtime` protocol over N spawned worker processes (`FLEET_TURN_PROCESSES=N`).
+"""`ProcessRuntime`: the `Runtime` protocol over N spawned worker processes (one per core unless
+`FLEET_TURN_PROCESSES` says otherwise; 0 runs turns in threads of the API process instead).
 
 Why: a turn's DSPy work (adapter, LiteLLM, parsing) is CPU in Python; in threads of the API process it holds
 the GIL the event loop needs, so under load live delivery queues behind computation. Here the API process only
@@ -32,6 +33,20 @@ from fleet_rlm.runtime.recording import RecordingSink
 logger = logging.getLogger(__name__)
 WORKER_DIED = "turn_worker_died"
 POOL_QUERY_TIMEOUT_S = 2.0  # a worker that does not answer about its sandboxes in time shows none
+PRELOAD = ("fleet_rlm.runtime.process_worker", "fleet_rlm.runtime.turn", "fleet_rlm.llm.pricing", "litellm")
+"""What the fork server imports once, before it forks any worker (the turn path and LiteLLM's cost table)."""
+
+
+def _start_context() -> Any:
+    """Workers fork from a fork server that imported PRELOAD once (multiprocessing's "forkserver"): a worker then
+    starts in milliseconds with the modules in place, shares their pages with its siblings, and pays nothing for
+    seconds of imports (compiling them, where no bytecode can be cached). "spawn" where there is no fork server."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOAD))
+    return context
+
 
 if TYPE_CHECKING:
     from fleet_rlm.sandbox.pool import LeaseInfo
@@ -51,7 +66,7 @@ class _Incarnation:
     """One started worker process: its pipe, its reader thread, the turns it is running."""
 
     def __init__(self, index: int, settings: Settings) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = _start_context()
         self.conn, child = context.Pipe()
         self.process = context.Process(
             target=worker_main, args=(child, settings), name=f"fleet-turns-{index}", daemon=True
@@ -176,9 +191,13 @@ class ProcessRuntime:
         self._lock = threading.Lock()
         self._workers: list[_Incarnation | None] = [None] * processes
         self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)
-        for index in range(processes):  # start them now: their imports are paid before the first turn
-            self._worker(index)
         self.pool: LiveSandboxes = _WorkerSandboxes(self)
+
+    def start_workers(self) -> None:
+        """Start every worker now, so their imports are paid before the first turn (the server calls this just
+        after startup; a turn that comes first starts its own worker)."""
+        for index in range(len(self._workers)):
+            self._worker(index)
 
     def _slot(self, session_id: str) -> int:
         return zlib.crc32(session_id.encode()) % len(self._workers)
@@ -253,7 +272,7 @@ class ProcessRuntime:
             return self._local
 
     def end_session(self, session_id: str) -> None:
-        worker = self._workers[self._slot(session_id)]
+        worker = self._workers[self._slot(session_id)]  # none started: it holds no sandbox
         if worker is not None:
             worker.send(("end_session", "", session_id))
         if self._local is not None:

@@ -5,8 +5,8 @@ or four per turn process: sessions hash onto the workers, so each has run turns)
 client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
 slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
-sandboxes included); the server process's peak RSS. Run twice: turns in threads of the API process (the
-default), then in `FLEET_TURN_PROCESSES` worker processes (one per core).
+sandboxes included); the server process's peak RSS. Run twice: turns in threads of the API process
+(`FLEET_TURN_PROCESSES=0`), then in one worker process per core (the default).
 """
 
 from __future__ import annotations
@@ -113,9 +113,9 @@ def run(ctx: SuiteContext) -> list[Row]:
     """Each configuration on a server of its own, stopped before the next starts: a finished burst's server
     keeps its 50 sessions' sandboxes (~1.3 GiB) for their idle timeout, and on our VMs the next burst then
     paid 10-50 ms of page faults per turn more (first-touch memory, `perf`: clear_page in the sandboxes)."""
-    with harness(ctx.work_dir / "server-threads") as own:
-        rows = _burst(ctx, own, "turns in API threads")
+    with harness(ctx.work_dir / "server-threads", turn_processes=0) as own:
+        rows = _burst(ctx, own, "FLEET_TURN_PROCESSES=0: turns in API threads")
     processes = os.cpu_count() or 1
     with harness(ctx.work_dir / "server-processes", turn_processes=processes) as own:
-        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}", processes=processes)
+        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}: the default here", processes=processes)
     return rows

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -58,15 +60,36 @@ def make_telemetry(settings: Settings) -> Telemetry | None:
     return Telemetry.from_settings(settings)
 
 
+MAX_AUTO_TURN_PROCESSES = 8  # turn workers when FLEET_TURN_PROCESSES is unset: one per core, at most this many
+
+
+def turn_worker_count(settings: Settings) -> int:
+    """How many worker processes run turns (0: threads of the API process)."""
+    if settings.turn_processes is not None:
+        return settings.turn_processes
+    return max(1, min(os.cpu_count() or 1, MAX_AUTO_TURN_PROCESSES))
+
+
 def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) -> Runtime:
-    """Turns in threads of this process, or in `FLEET_TURN_PROCESSES` worker processes (docs/performance.md)."""
-    if settings.turn_processes > 0:
+    """Turns in worker processes (one per core unless `FLEET_TURN_PROCESSES` says otherwise), or with 0 in threads
+    of this process (docs/performance.md)."""
+    processes = turn_worker_count(settings)
+    if processes > 0:
         from fleet_rlm.runtime.process import ProcessRuntime
 
-        return ProcessRuntime(settings, processes=settings.turn_processes, programs=programs)
+        return ProcessRuntime(settings, processes=processes, programs=programs)
     from fleet_rlm.runtime.turn import TurnRuntime
 
     return TurnRuntime(settings, programs=programs)
+
+
+def warm(runtime: Runtime) -> None:
+    """Off the startup path: turn workers start (and import), or this process imports what its turns need."""
+    start = getattr(runtime, "start_workers", None)
+    if callable(start):
+        threading.Thread(target=start, name="start-turn-workers", daemon=True).start()
+    else:
+        warm_in_background()
 
 
 @asynccontextmanager
@@ -74,13 +97,13 @@ async def turn_machinery(
     settings: Settings, database: Database, runtime: Runtime | None = None
 ) -> AsyncIterator[Machinery]:
     """Start everything turns need; `runtime` replaces the real TurnRuntime (tests, scripted demos)."""
-    # Warm after startup completes, so the imports do not compete with it for the GIL.
-    asyncio.get_running_loop().call_later(1.0, warm_in_background)
     bus = make_bus(settings)
     await bus.start()
     programs = await make_programs(database)  # promoted optimized programs, used by new turns
     if runtime is None:
         runtime = make_runtime(settings, programs)
+    # Warm after startup completes, so the imports do not compete with it for the GIL.
+    asyncio.get_running_loop().call_later(1.0, warm, runtime)
     telemetry = make_telemetry(settings)
     service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
     optimization = make_optimization(settings, database, bus, programs, owner=service.owner)
