@@ -213,8 +213,9 @@ class Settings(BaseSettings):
         default=None,
         ge=0,
         le=64,
-        description="Worker processes that run turns; unset: one per core (at most 8), so live events stay prompt "
-        "while turns compute. 0: threads of the API process (no workers, but delivery queues behind turns).",
+        description="Worker processes that run turns; unset: one per core (at most 8) for `fleet web` and `serve-api`, "
+        "so live events stay prompt while turns compute, and 0 for the CLI's local server. 0: threads of the API "
+        "process (no workers to start, but under concurrent turns delivery queues behind their computation).",
     )
     recording_enabled: bool = Field(
         default=True, description="Record every LM request and response of a run (for `fleet-rlm replay`)."

@@ -152,7 +152,10 @@ async def _serve(settings: Settings) -> int:
     from fleet_rlm.api.app import create_app
 
     token = secrets.token_urlsafe(32)
-    app = create_app(settings.model_copy(update={"host": "127.0.0.1"}))
+    update: dict[str, Any] = {"host": "127.0.0.1"}
+    if settings.turn_processes is None:  # one user's CLI: turns in threads, no workers to fork at the first call
+        update["turn_processes"] = 0
+    app = create_app(settings.model_copy(update=update))
     gate = LocalGate(app, token, {"pid": os.getpid(), "fingerprint": fingerprint(settings)})
     config = uvicorn.Config(
         gate,
