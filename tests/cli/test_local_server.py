@@ -137,3 +137,26 @@ def test_server_refuses_requests_without_its_token(tmp_path: Path) -> None:
     assert httpx.post(f"{base}/_local/shutdown").status_code == 401
     allowed = httpx.get(f"{base}/api/v1/sessions", headers={TOKEN_HEADER: str(found["token"])})
     assert allowed.status_code == 200 and allowed.json()["items"] == []
+
+
+@pytest.mark.parametrize(("setting", "workers"), [(None, False), ("1", True)])
+def test_turns_run_in_the_servers_threads_unless_turn_processes_is_set(
+    tmp_path: Path, setting: str | None, workers: bool
+) -> None:
+    """One user's CLI: the local server runs turns in its threads (no workers to fork at the first call);
+    FLEET_TURN_PROCESSES still decides when it is set."""
+    from fleet_rlm.bench.perf.measure import descendants
+
+    data_dir = tmp_path / "data"
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        extra = {} if setting is None else {"FLEET_TURN_PROCESSES": setting}
+        env = cli_env(
+            data_dir, DSPY_LM_MODEL="openai/fake-model", DSPY_LM_API_BASE=lm.base_url, DSPY_LLM_API_KEY="fake", **extra
+        )
+        result = run_cli("fleet-rlm", ["run", "What is 2+2?", "--mode", "direct", "--json"], env)
+        assert result.returncode == 0 and json.loads(result.stdout)["answer"] == "four", result
+        pid = local_server_pid(data_dir)
+        assert pid is not None
+        children = [Path(f"/proc/{p}/cmdline").read_bytes() for p in descendants(pid)]
+        assert any(b"multiprocessing" in cmd for cmd in children) is workers
+        assert run_cli("fleet-rlm", ["local-server", "stop"], env).returncode == 0
