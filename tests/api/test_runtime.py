@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.optimize.modules import list_modules
+from fleet_rlm.services.turns.lifecycle import turn_worker_count
 from fleet_rlm.testing import FakeLMServer, adapter_fields_rule, python_block
 from tests.api.isolation import assert_error, bearer, new_session, token_settings
 from tests.helpers import final_answer, run_turn
@@ -201,6 +202,7 @@ def test_status_reports_database_sandbox_daytona_model_and_runs(client: TestClie
     assert data["root_model"]["configured"] and data["root_model"]["model"] == "openai/env-model"
     assert data["root_model"]["source"] == "env"
     assert data["active_runs"] == 0
+    assert data["turn_workers"] == turn_worker_count(app_settings) > 0  # the default: worker processes
 
 
 def test_status_reports_an_unreachable_daytona(settings: Settings, closed_port: int) -> None:

@@ -32,5 +32,7 @@ def test_the_server_builds_that_runtime(settings: Settings, value: int | None, k
     with TestClient(create_app(settings.model_copy(update={"turn_processes": value}))) as client:
         runtime = client.app.state.turns.runtime  # type: ignore[attr-defined]
         assert isinstance(runtime, kind)
+        workers = 0 if value == 0 else turn_worker_count(settings)
+        assert client.get("/api/v1/runtime/status").json()["turn_workers"] == workers
         if isinstance(runtime, ProcessRuntime):
             assert len(runtime._workers) == turn_worker_count(settings)

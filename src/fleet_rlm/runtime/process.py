@@ -188,6 +188,7 @@ class ProcessRuntime:
             raise ValueError("ProcessRuntime needs at least one worker process")
         self.settings = settings
         self.programs = programs
+        self.processes = processes
         self._lock = threading.Lock()
         self._workers: list[_Incarnation | None] = [None] * processes
         self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)

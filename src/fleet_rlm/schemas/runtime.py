@@ -97,6 +97,9 @@ class RuntimeStatus(BaseModel):
     daytona: DaytonaStatus
     root_model: RootModelStatus
     active_runs: int = Field(description="Your queued or running turns.")
+    turn_workers: int = Field(
+        default=0, description="Worker processes that run turns (FLEET_TURN_PROCESSES); 0: threads of the server."
+    )
     tracing: TracingStatus = Field(default_factory=lambda: TracingStatus(enabled=False))
 
 

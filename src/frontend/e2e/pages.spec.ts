@@ -10,10 +10,11 @@ test("volumes: browse the workspace and open memory/MEMORIES.md", async ({ page,
   await shot("volumes");
 });
 
-test("settings: health shows the database, isolation and model", async ({ page, shot }) => {
+test("settings: health shows the database, isolation, model and where turns run", async ({ page, shot }) => {
   await page.goto("/app/settings");
   await expect(page.getByRole("table", { name: "Readiness checks" })).toContainText("database");
   await expect(page.getByTestId("isolation")).not.toBeEmpty();
+  await expect(page.getByTestId("turn-workers")).toHaveText(/^\d+ worker process(es)?$/); // the default
   await expect(page.getByText("openai/fake-model").first()).toBeVisible();
   await shot("settings");
 });

@@ -90,6 +90,7 @@ async def get_runtime_status(
         daytona=await daytona_status(settings),
         root_model=root_model_status(settings, config),
         active_runs=len(active),
+        turn_workers=int(getattr(getattr(request.app.state.turns, "runtime", None), "processes", 0) or 0),
         tracing=TracingStatus.model_validate(telemetry.status()) if telemetry else TracingStatus(enabled=False),
     )
 

@@ -2658,6 +2658,12 @@ export interface components {
              * @description Your queued or running turns.
              */
             active_runs: number;
+            /**
+             * Turn Workers
+             * @description Worker processes that run turns (FLEET_TURN_PROCESSES); 0: threads of the server.
+             * @default 0
+             */
+            turn_workers: number;
             tracing?: components["schemas"]["TracingStatus"];
         };
         /** RuntimeValues */
