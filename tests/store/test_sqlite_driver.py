@@ -38,6 +38,24 @@ async def _driver(session: Any) -> aiosqlite.Connection:
     return raw.driver_connection
 
 
+def _count_hops(driver: aiosqlite.Connection) -> tuple[list[str], Any]:
+    """Record the name of every function this one aiosqlite connection runs on its thread (a hop); the second
+    item puts the connection back as it was."""
+    hops: list[str] = []
+    original = driver._execute
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(getattr(fn, "__name__", "?"))
+        return await original(fn, *args, **kwargs)
+
+    driver._execute = counted  # type: ignore[method-assign]  # this one aiosqlite connection, not our code
+
+    def restore() -> None:
+        driver._execute = original  # type: ignore[method-assign]
+
+    return hops, restore
+
+
 def test_aiosqlite_still_offers_what_the_cursor_uses() -> None:
     """An aiosqlite upgrade that renames these breaks every statement: this says so by name."""
     assert callable(getattr(aiosqlite.Connection, "_execute", None))
@@ -50,14 +68,7 @@ async def test_the_engine_hands_out_one_hop_cursors_and_each_statement_is_one_ho
         connection = await session.connection()
         raw = await connection.get_raw_connection()
         assert isinstance(raw.dbapi_connection.cursor(), OneHopCursor)
-        hops: list[str] = []
-        original = driver._execute
-
-        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            hops.append(getattr(fn, "__name__", "?"))
-            return await original(fn, *args, **kwargs)
-
-        driver._execute = counted  # type: ignore[method-assign]  # this one aiosqlite connection, not our code
+        hops, restore = _count_hops(driver)
         try:
             user = await users.get_or_create_user(session, name="alice")
             before = len(hops)
@@ -67,7 +78,7 @@ async def test_the_engine_hands_out_one_hop_cursors_and_each_statement_is_one_ho
             await session.execute(update(User).where(col(User.id) == user.id).values(display_name="A"))
             assert len(hops) - before == 1
         finally:
-            driver._execute = original  # type: ignore[method-assign]
+            restore()
 
 
 async def test_rows_rowcount_lastrowid_and_executemany_come_back_as_before(sqlite_db: Database) -> None:
@@ -110,16 +121,8 @@ async def test_ending_a_transaction_that_wrote_nothing_costs_no_hop(sqlite_db: D
     session's end and the pool's rollback at checkin are free; a write still commits or rolls back for real."""
     async with sqlite_db.transaction() as session:
         user_id = (await users.get_or_create_user(session, name="alice")).id
-    hops: list[str] = []
     async with sqlite_db.transaction() as session:
-        driver = await _driver(session)
-        original = driver._execute
-
-        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            hops.append(getattr(fn, "__name__", "?"))
-            return await original(fn, *args, **kwargs)
-
-        driver._execute = counted  # type: ignore[method-assign]  # this one aiosqlite connection, not our code
+        hops, restore = _count_hops(await _driver(session))
         await session.execute(select(User).where(col(User.id) == user_id))
     assert len(hops) == 1  # the SELECT; neither the commit nor the checkin's rollback crossed
     async with sqlite_db.session() as session:
@@ -127,7 +130,7 @@ async def test_ending_a_transaction_that_wrote_nothing_costs_no_hop(sqlite_db: D
         await session.rollback()
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="kept"))
         await session.commit()
-    driver._execute = original  # type: ignore[method-assign]
+    restore()
     async with sqlite_db.session() as session:
         row = (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar_one()
     assert row == "kept"
@@ -138,16 +141,8 @@ async def test_a_pipelined_transaction_sends_its_writes_with_the_next_read_or_th
     an error in one fails the transaction at the commit (nothing of it stays), and a rollback sends nothing."""
     async with sqlite_db.transaction() as session:
         user_id = (await users.get_or_create_user(session, name="alice")).id
-    hops: list[str] = []
     async with sqlite_db.transaction(pipelined=True) as session:
-        driver = await _driver(session)
-        original = driver._execute
-
-        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            hops.append(getattr(fn, "__name__", "?"))
-            return await original(fn, *args, **kwargs)
-
-        driver._execute = counted  # type: ignore[method-assign]  # this one aiosqlite connection, not our code
+        hops, restore = _count_hops(await _driver(session))
         for name in ("a", "b"):
             await session.execute(update(User).where(col(User.id) == user_id).values(display_name=name))
         assert hops == []  # nothing sent yet
@@ -155,7 +150,7 @@ async def test_a_pipelined_transaction_sends_its_writes_with_the_next_read_or_th
         assert shown == "b" and hops == ["_run_statement"]  # both writes rode with the read
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="c"))
     assert hops == ["_run_statement", "_commit"]  # the last write rode with the commit
-    driver._execute = original  # type: ignore[method-assign]
+    restore()
 
     with pytest.raises(IntegrityError):
         async with sqlite_db.transaction(pipelined=True) as session:

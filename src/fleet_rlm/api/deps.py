@@ -4,7 +4,7 @@ services a running app holds (set by the lifespan in `fleet_rlm.api.app`)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -56,11 +56,15 @@ def optimization_service(request: Request) -> OptimizationService:
     return service
 
 
+def live_runtime(request: Request) -> Any:
+    """The turn service's runtime (a TurnRuntime, a ProcessRuntime, or a scripted one), if the app has one."""
+    return getattr(getattr(request.app.state, "turns", None), "runtime", None)
+
+
 def live_pool(request: Request) -> LiveSandboxes | None:
     """The runtime's warm sandboxes (its pool, or its turn workers' pools), when it has any (a scripted test
     runtime may not)."""
-    service = getattr(request.app.state, "turns", None)
-    pool = getattr(getattr(service, "runtime", None), "pool", None)
+    pool = getattr(live_runtime(request), "pool", None)
     has_all = all(callable(getattr(pool, name, None)) for name in ("leases", "stats", "end_session"))
     return pool if pool is not None and has_all else None
 
@@ -86,6 +90,7 @@ __all__ = [
     "get_database",
     "get_settings",
     "live_pool",
+    "live_runtime",
     "optimization_service",
     "turn_service",
 ]

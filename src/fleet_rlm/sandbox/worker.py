@@ -99,14 +99,16 @@ class Channel:
         return header, self._read_exact(body_len) if body_len else bytearray()
 
 
-def _filter_tb(tbe, summary):
+def _filter_tb(tbe):
     """Keep only frames of cells (`<cell N>`), so errors point at the model's code, not the worker."""
+    from traceback import StackSummary  # loaded by format_exception, its only caller
+
     seen = set()
     while tbe is not None and id(tbe) not in seen:
         seen.add(id(tbe))
         kept = [f for f in tbe.stack if f.filename.startswith(CELL_PREFIX)]
-        tbe.stack = summary.from_list(kept)
-        _filter_tb(tbe.__cause__, summary)
+        tbe.stack = StackSummary.from_list(kept)
+        _filter_tb(tbe.__cause__)
         tbe = tbe.__context__
 
 
@@ -114,7 +116,7 @@ def format_exception(exc):
     import traceback  # a sandbox's first error pays for it (_CellSources hands it the cells' sources)
 
     tbe = traceback.TracebackException.from_exception(exc)
-    _filter_tb(tbe, traceback.StackSummary)
+    _filter_tb(tbe)
     return "".join(tbe.format()).rstrip("\n")
 
 

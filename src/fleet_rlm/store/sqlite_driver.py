@@ -75,10 +75,7 @@ def _run_statement(
     _run_deferred(conn, deferred)
     cursor = conn.cursor()
     try:
-        if many:
-            cursor.executemany(operation, parameters)
-        else:
-            cursor.execute(operation, () if parameters is None else parameters)
+        _execute(cursor, operation, parameters, many)
         description = cursor.description
         rows = cursor.fetchall() if description else []
         return description, rows, cursor.rowcount, cursor.lastrowid
@@ -86,12 +83,16 @@ def _run_statement(
         cursor.close()
 
 
+def _execute(target: sqlite3.Connection | sqlite3.Cursor, operation: str, parameters: Any, many: bool) -> None:
+    if many:
+        target.executemany(operation, parameters)
+    else:
+        target.execute(operation, () if parameters is None else parameters)
+
+
 def _run_deferred(conn: sqlite3.Connection, deferred: list[_Write] | None) -> None:
     for operation, parameters, many in deferred or ():
-        if many:
-            conn.executemany(operation, parameters)
-        else:
-            conn.execute(operation, () if parameters is None else parameters)
+        _execute(conn, operation, parameters, many)
 
 
 def _commit(conn: sqlite3.Connection, deferred: list[_Write]) -> None:
@@ -197,11 +198,12 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         deferred, self._deferred = self._deferred, None
         try:
             if deferred:  # the writes and the commit in one hop
-                await_(self._connection._execute(_commit, self._connection._conn, deferred))
+                try:
+                    await_(self._connection._execute(_commit, self._connection._conn, deferred))
+                except Exception as error:  # translated as the adapter's own commit does
+                    self._handle_exception(error)
             elif not self._idle():
                 super().commit()
-        except Exception as error:
-            self._handle_exception(error)
         finally:
             self._leave()
 

@@ -8,7 +8,7 @@ import asyncio
 from fastapi import APIRouter, Request
 
 from fleet_rlm.api.auth import AdminUserDep, CurrentUserDep
-from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep, live_pool
+from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep, live_pool, live_runtime
 from fleet_rlm.config import Settings
 from fleet_rlm.llm import LMCheckResult, check_lm
 from fleet_rlm.schemas.runtime import (
@@ -90,7 +90,7 @@ async def get_runtime_status(
         daytona=await daytona_status(settings),
         root_model=root_model_status(settings, config),
         active_runs=len(active),
-        turn_workers=int(getattr(getattr(request.app.state.turns, "runtime", None), "processes", 0) or 0),
+        turn_workers=getattr(live_runtime(request), "processes", 0),  # ProcessRuntime's; 0 for threads
         tracing=TracingStatus.model_validate(telemetry.status()) if telemetry else TracingStatus(enabled=False),
     )
 
