@@ -136,40 +136,6 @@ async def test_ending_a_transaction_that_wrote_nothing_costs_no_hop(sqlite_db: D
     assert row == "kept"
 
 
-async def test_a_pipelined_transaction_sends_its_writes_with_the_next_read_or_the_commit(sqlite_db: Database) -> None:
-    """`transaction(pipelined=True)`: INSERTs and UPDATEs travel together in one hop, a read still sees them,
-    an error in one fails the transaction at the commit (nothing of it stays), and a rollback sends nothing."""
-    async with sqlite_db.transaction() as session:
-        user_id = (await users.get_or_create_user(session, name="alice")).id
-    async with sqlite_db.transaction(pipelined=True) as session:
-        hops, restore = _count_hops(await _driver(session))
-        for name in ("a", "b"):
-            await session.execute(update(User).where(col(User.id) == user_id).values(display_name=name))
-        assert hops == []  # nothing sent yet
-        shown = (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar_one()
-        assert shown == "b" and hops == ["_run_statement"]  # both writes rode with the read
-        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="c"))
-    assert hops == ["_run_statement", "_commit"]  # the last write rode with the commit
-    restore()
-
-    with pytest.raises(IntegrityError):
-        async with sqlite_db.transaction(pipelined=True) as session:
-            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="lost"))
-            await session.execute(text("INSERT INTO users (id, name, settings) VALUES ('u2', 'alice', '{}')"))
-    with pytest.raises(RuntimeError):
-        async with sqlite_db.transaction(pipelined=True) as session:
-            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="rolled back"))
-            raise RuntimeError("the caller gives up")
-    async with sqlite_db.session() as session:
-        kept = (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar_one()
-    assert kept == "c"  # neither the failed nor the rolled-back transaction left anything
-    async with sqlite_db.transaction() as session:  # the gate was given back: a writer gets through at once
-        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="d"))
-    async with sqlite_db.session() as session:
-        rows = (await session.execute(select(User.name, User.display_name))).all()
-    assert [tuple(r) for r in rows] == [("alice", "d")]
-
-
 async def test_errors_surface_as_sqlalchemy_errors_and_the_connection_stays_usable(sqlite_db: Database) -> None:
     with pytest.raises(IntegrityError):
         async with sqlite_db.transaction() as session:

@@ -33,14 +33,9 @@ class Database:
         return self.sessionmaker()
 
     @asynccontextmanager
-    async def transaction(self, *, pipelined: bool = False) -> AsyncIterator[AsyncSession]:
-        """A session inside a transaction: commits on success, rolls back on error. `pipelined` (SQLite): writes
-        whose results nobody reads travel with the next read or the commit (store/sqlite_driver.pipeline_writes)."""
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A session inside a transaction: commits on success, rolls back on error."""
         async with self.sessionmaker() as session, session.begin():
-            if pipelined and self.backend == "sqlite":
-                from fleet_rlm.store.sqlite_driver import pipeline_writes
-
-                await pipeline_writes(session)
             yield session
 
     async def check(self) -> dict[str, Any]:

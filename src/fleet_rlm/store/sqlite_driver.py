@@ -19,9 +19,6 @@ INSERT waited up to 0.9 s with 0.3 ms of work. A connection takes the gate at it
 SQLite takes its lock) and gives it back at commit, rollback or close, so the order of the lock is the order of
 arrival and a writer runs as soon as the previous one ends. Other processes still meet SQLite's own lock;
 waiting for the gate longer than `GATE_TIMEOUT_S` falls back to it.
-
-A transaction can also be pipelined (`pipeline_writes`, used by the event writer): its writes that return
-nothing wait on the connection and cross with the next read or the commit, so ten statements cost two hops.
 """
 
 from __future__ import annotations
@@ -42,7 +39,6 @@ from sqlalchemy.util import EMPTY_DICT
 from sqlalchemy.util.concurrency import await_
 
 _Result = tuple[Any, list[Any], int, int | None]
-_Write = tuple[str, Any, bool]  # operation, parameters, executemany
 
 GATE_TIMEOUT_S = 10.0
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "BEGIN IMMEDIATE", "BEGIN EXCLUSIVE")
@@ -67,43 +63,19 @@ async def _enter(gate: asyncio.Lock) -> bool:
     return True
 
 
-def _run_statement(
-    conn: sqlite3.Connection, operation: str, parameters: Any, many: bool, deferred: list[_Write] | None = None
-) -> _Result:
-    """On aiosqlite's thread: the whole statement, rows included (what the adapter did in several hops), after
-    the writes a pipelined transaction deferred (`pipeline_writes`)."""
-    _run_deferred(conn, deferred)
+def _run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Result:
+    """On aiosqlite's thread: the whole statement, rows included (what the adapter did in several hops)."""
     cursor = conn.cursor()
     try:
-        _execute(cursor, operation, parameters, many)
+        if many:
+            cursor.executemany(operation, parameters)
+        else:
+            cursor.execute(operation, () if parameters is None else parameters)
         description = cursor.description
         rows = cursor.fetchall() if description else []
         return description, rows, cursor.rowcount, cursor.lastrowid
     finally:
         cursor.close()
-
-
-def _execute(target: sqlite3.Connection | sqlite3.Cursor, operation: str, parameters: Any, many: bool) -> None:
-    if many:
-        target.executemany(operation, parameters)
-    else:
-        target.execute(operation, () if parameters is None else parameters)
-
-
-def _run_deferred(conn: sqlite3.Connection, deferred: list[_Write] | None) -> None:
-    for operation, parameters, many in deferred or ():
-        _execute(conn, operation, parameters, many)
-
-
-def _commit(conn: sqlite3.Connection, deferred: list[_Write]) -> None:
-    _run_deferred(conn, deferred)
-    conn.commit()
-
-
-def _deferrable(operation: str) -> bool:
-    """A write whose result nobody reads: INSERT or UPDATE without RETURNING."""
-    head = operation.lstrip()[:7].upper()
-    return head.startswith(("INSERT", "UPDATE")) and "RETURNING" not in operation.upper()
 
 
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
@@ -146,15 +118,8 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
         if adapted._database is not None and adapted._held is None and _is_write(operation):
             gate = _gate(adapted._database)
             adapted._held = gate if await_(_enter(gate)) else None
-        if adapted._deferred is not None and _deferrable(operation):
-            adapted._deferred.append((operation, parameters, many))  # sent with the next read or the commit
-            self._description, self._rowcount, self._lastrowid, self._rows = None, -1, None, collections.deque()
-            return
-        deferred, adapted._deferred = adapted._deferred, ([] if adapted._deferred is not None else None)
         try:
-            result = await_(
-                connection._execute(_run_statement, connection._conn, operation, parameters, many, deferred)
-            )
+            result = await_(connection._execute(_run_statement, connection._conn, operation, parameters, many))
         except Exception as error:  # sqlite3 errors, or aiosqlite's "no active connection"
             self._adapt_connection._handle_exception(error)
         self._description, rows, self._rowcount, self._lastrowid = result
@@ -174,14 +139,13 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
 
 
 class OneHopConnection(AsyncAdapt_aiosqlite_connection):
-    __slots__ = ("_database", "_deferred", "_held")
+    __slots__ = ("_database", "_held")
     _cursor_cls: type[AsyncAdapt_aiosqlite_cursor] = OneHopCursor
 
     def __init__(self, dbapi: Any, connection: Any, database: str | None = None) -> None:
         super().__init__(dbapi, connection)
         self._database = None if database in (None, "", ":memory:") else database  # a private database: no gate
         self._held: asyncio.Lock | None = None  # the gate, from the first write statement to the transaction's end
-        self._deferred: list[_Write] | None = None  # a pipelined transaction's writes not yet sent (pipeline_writes)
 
     def _leave(self) -> None:
         held, self._held = self._held, None
@@ -195,20 +159,13 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         return raw is not None and not raw.in_transaction
 
     def commit(self) -> None:
-        deferred, self._deferred = self._deferred, None
         try:
-            if deferred:  # the writes and the commit in one hop
-                try:
-                    await_(self._connection._execute(_commit, self._connection._conn, deferred))
-                except Exception as error:  # translated as the adapter's own commit does
-                    self._handle_exception(error)
-            elif not self._idle():
+            if not self._idle():
                 super().commit()
         finally:
             self._leave()
 
     def rollback(self) -> None:
-        self._deferred = None  # never sent: nothing to undo of them
         try:
             if not self._idle():
                 super().rollback()
@@ -216,7 +173,6 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
             self._leave()
 
     def close(self) -> None:
-        self._deferred = None
         try:
             super().close()
         finally:
@@ -240,16 +196,3 @@ class OneHopDBAPI(AsyncAdapt_aiosqlite_dbapi):
 
 def dbapi() -> OneHopDBAPI:
     return OneHopDBAPI(aiosqlite, sqlite3)
-
-
-async def pipeline_writes(session: Any) -> None:
-    """Until this SQLite transaction ends, its INSERTs and UPDATEs without RETURNING are not sent one by one:
-    they go to aiosqlite's thread with the next read, or with the commit, in one hop. Under load each hop waits
-    for a busy event loop (a writer transaction of ~10 statements took 12 ms at p50, 45-90 ms at p90), so the
-    writer of events uses it. What changes for the caller: such a statement's rowcount is -1, and its error is
-    raised by the next read or the commit, which fails the transaction all the same. Other databases: no-op."""
-    connection = await session.connection()
-    raw = await connection.get_raw_connection()
-    adapted = raw.dbapi_connection
-    if isinstance(adapted, OneHopConnection) and adapted._deferred is None:
-        adapted._deferred = []

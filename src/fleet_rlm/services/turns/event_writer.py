@@ -165,14 +165,14 @@ class EventWriter:
 
     async def _write(self, parts: list[RunPart]) -> None:
         try:
-            async with self.database.transaction(pipelined=True) as session:
+            async with self.database.transaction() as session:
                 await _store(session, parts)
             saved = parts
         except Exception:  # retry run by run: one run's failure must not cost the others their events
             saved = []
             for part in parts:
                 try:
-                    async with self.database.transaction(pipelined=True) as session:
+                    async with self.database.transaction() as session:
                         await _store(session, [part])
                     saved.append(part)
                 except Exception as exc:  # the database is down (or this run's rows are refused): report once
