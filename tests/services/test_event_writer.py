@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import event, update
 
-from fleet_rlm.events import ArtifactCreated, Output, TurnFinished
+from fleet_rlm.events import ArtifactCreated, Output, TurnFinished, Usage
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.services.live.follow import follow_run
@@ -116,6 +116,28 @@ async def test_runs_share_a_transaction_and_a_refused_run_costs_only_its_own_eve
     assert await writer.flush(bad) is not None
     assert [t for _, t in await _stored(db, good)] == ["output"] * 3 + ["artifact_created", "output"]
     assert [t for _, t in await _stored(db, bad)] == ["output"] * 3
+    await writer.stop()
+
+
+async def test_running_runs_usage_goes_in_their_shared_transaction(db: Database, caplog: Any) -> None:
+    """Each running run's latest usage lands in `runs.usage` in the one transaction the runs share (a statement
+    that cannot take several runs made every such transaction fail and be redone run by run)."""
+    user_id, session_id, runs = await _runs(db, 3)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    commits: list[int] = []
+    event.listen(db.engine.sync_engine, "commit", lambda _conn: commits.append(1))
+    for n, run_id in enumerate(runs, start=1):
+        recorder = RunRecorder(writer, bus, run_id=run_id, session_id=session_id, user_id=user_id)
+        recorder.emit(Usage(run_id=run_id, session_id=session_id, tokens_in=10 * n, tokens_out=n, lm_calls=n))
+    with caplog.at_level("WARNING", logger="fleet_rlm.services.turns.event_writer"):
+        assert await asyncio.gather(*(writer.flush(run_id) for run_id in runs)) == [None] * 3
+    assert commits == [1]
+    assert not [r for r in caplog.records if "run by run" in r.getMessage()]
+    async with db.session() as s:
+        stored = [await runs_repo.get_run(s, run_id=run_id) for run_id in runs]
+    assert [(r.usage or {}).get("tokens_in") for r in stored if r is not None] == [10, 20, 30]
+    assert [r.last_seq for r in stored if r is not None] == [1, 1, 1]
     await writer.stop()
 
 

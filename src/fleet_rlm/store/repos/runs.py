@@ -280,8 +280,11 @@ _FINAL_CHECK = sa_select(_RUNS.c.id, _RUNS.c.status, _RUNS.c.last_seq).where(
     _RUNS.c.id.in_(bindparam("b_ids", expanding=True))
 )
 _SEQ = update(_RUNS).where(_RUNS.c.id == bindparam("b_run")).values(last_seq=bindparam("b_seq"))
-_SEQ_AND_USAGE = _SEQ.values(
-    usage=case((_RUNS.c.status.in_(ACTIVE), bindparam("b_usage", type_=_RUNS.c.usage.type)), else_=_RUNS.c.usage),
+_SEQ_AND_USAGE = _SEQ.values(  # `status IN (...)` spelled as ORs: an IN's expanding parameter refuses executemany
+    usage=case(
+        (or_(*(_RUNS.c.status == status for status in ACTIVE)), bindparam("b_usage", type_=_RUNS.c.usage.type)),
+        else_=_RUNS.c.usage,
+    ),
     updated_at=bindparam("b_now"),
 )
 
