@@ -33,9 +33,17 @@ class Database:
         return self.sessionmaker()
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session inside a transaction: commits on success, rolls back on error."""
+    async def transaction(self, *, inline: bool = False) -> AsyncIterator[AsyncSession]:
+        """A session inside a transaction: commits on success, rolls back on error.
+
+        `inline`: on SQLite, the statements after the first write run in this thread, not in a hop through the
+        event loop (`OneHopConnection.run_inline`). For short write transactions that must not wait behind a busy
+        loop (the event writer's); a long statement in one would stall the loop.
+        """
         async with self.sessionmaker() as session, session.begin():
+            if inline and self.backend == "sqlite":
+                raw = await (await session.connection()).get_raw_connection()
+                getattr(raw.dbapi_connection, "run_inline")()  # a OneHopConnection (store/sqlite_driver.py)
             yield session
 
     async def check(self) -> dict[str, Any]:

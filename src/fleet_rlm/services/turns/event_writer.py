@@ -165,7 +165,7 @@ class EventWriter:
 
     async def _write(self, parts: list[RunPart]) -> None:
         try:
-            async with self.database.transaction() as session:
+            async with self.database.transaction(inline=True) as session:
                 await _store(session, parts)
             saved = parts
         except Exception as batch_error:  # retry run by run: one run's failure must not cost the others their events
@@ -175,7 +175,7 @@ class EventWriter:
             saved = []
             for part in parts:
                 try:
-                    async with self.database.transaction() as session:
+                    async with self.database.transaction(inline=True) as session:
                         await _store(session, [part])
                     saved.append(part)
                 except Exception as exc:  # the database is down (or this run's rows are refused): report once
