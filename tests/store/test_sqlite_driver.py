@@ -194,3 +194,75 @@ async def test_writers_queue_on_the_gate_in_arrival_order_and_readers_pass(sqlit
     async with sqlite_db.session() as s:
         titles = sorted(c.title for c in (await sessions.list_sessions(s, user_id=user_id)).items)
     assert titles == ["first", "third"]
+
+
+async def test_an_inline_transaction_hops_only_for_what_may_wait(sqlite_db: Database) -> None:
+    """`transaction(inline=True)`: reads before the first write and the first write itself go to aiosqlite's
+    thread (they may wait for another process), the statements after it run in the caller's thread, the commit
+    goes back to the thread (it may checkpoint); the next transaction on the connection hops as usual."""
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    async with sqlite_db.transaction(inline=True) as session:
+        hops, restore = _count_hops(await _driver(session))
+        await session.execute(select(User).where(col(User.id) == user_id))
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="A"))
+        assert len(hops) == 2
+        chat = await sessions.create_session(session, user_id=user_id, title="inline")
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="B"))
+        assert (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
+        assert len(hops) == 2  # three more statements, none crossed
+    assert hops == ["_run_statement", "_run_statement", "commit"]
+    async with sqlite_db.session() as other:  # committed: another connection sees it
+        assert (await sessions.get_session(other, user_id=user_id, session_id=chat.id)) is not None
+        assert (await other.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
+    hops.clear()
+    async with sqlite_db.transaction() as session:  # not inline (same pooled connection): each statement hops
+        assert await _driver(session) is not None
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="C"))
+        await session.execute(update(User).where(col(User.id) == user_id).values(display_name="D"))
+    restore()
+    assert hops == ["_run_statement", "_run_statement", "commit"]
+
+
+async def test_an_inline_statements_error_rolls_back_and_hands_the_gate_on(sqlite_db: Database) -> None:
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    with pytest.raises(IntegrityError):
+        async with sqlite_db.transaction(inline=True) as session:
+            await sessions.create_session(session, user_id=user_id, title="lost")
+            await users.get_or_create_user(session, name="bob")
+            await session.execute(update(User).where(col(User.name) == "bob").values(name="alice"))  # not unique
+    async with asyncio.timeout(5):  # the gate was handed on: the next writer does not wait
+        async with sqlite_db.transaction(inline=True) as session:
+            await sessions.create_session(session, user_id=user_id, title="kept")
+    async with sqlite_db.session() as session:
+        titles = [c.title for c in (await sessions.list_sessions(session, user_id=user_id)).items]
+        assert await users.get_user_by_name(session, name="bob") is None
+    assert titles == ["kept"]
+
+
+async def test_inline_needs_wal(sqlite_db: Database) -> None:
+    """Only a file in WAL mode runs statements inline: with a rollback journal (a file system without shared
+    memory keeps one) a statement inside a transaction may wait for readers. An in-memory database has none."""
+    memory = Database("sqlite+aiosqlite://")
+    try:
+        async with memory.session() as session:
+            raw = await (await session.connection()).get_raw_connection()
+            assert raw.dbapi_connection.wal is False  # type: ignore[union-attr]
+    finally:
+        await memory.dispose()
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    async with sqlite_db.session() as session, session.begin():
+        raw = await (await session.connection()).get_raw_connection()
+        assert raw.dbapi_connection.wal is True  # type: ignore[union-attr]
+        raw.dbapi_connection.wal = False  # type: ignore[union-attr]  # as the connect hook leaves a journal file
+        try:
+            raw.dbapi_connection.run_inline()  # type: ignore[union-attr]
+            hops, restore = _count_hops(await _driver(session))
+            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="B"))
+            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="C"))
+            restore()
+        finally:
+            raw.dbapi_connection.wal = True  # type: ignore[union-attr]
+    assert hops == ["_run_statement", "_run_statement"]

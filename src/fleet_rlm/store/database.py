@@ -43,7 +43,8 @@ class Database:
         async with self.sessionmaker() as session, session.begin():
             if inline and self.backend == "sqlite":
                 raw = await (await session.connection()).get_raw_connection()
-                getattr(raw.dbapi_connection, "run_inline")()  # a OneHopConnection (store/sqlite_driver.py)
+                driver: Any = raw.dbapi_connection  # a OneHopConnection (store/sqlite_driver.py)
+                driver.run_inline()
             yield session
 
     async def check(self) -> dict[str, Any]:

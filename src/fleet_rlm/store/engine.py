@@ -20,9 +20,10 @@ from fleet_rlm.store.urls import backend_of, normalize_url
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
-def _use_wal(cursor: Any) -> None:
-    """Switch the file to WAL once (the mode persists). The switch does not wait on the busy handler when another
-    connection holds the file, so processes starting together on a fresh file retry it briefly."""
+def _use_wal(cursor: Any) -> bool:
+    """Switch the file to WAL once (the mode persists); says whether it is in WAL mode (a file system without
+    shared memory keeps its journal). The switch does not wait on the busy handler when another connection holds
+    the file, so processes starting together on a fresh file retry it briefly."""
     import time
 
     deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
@@ -31,9 +32,10 @@ def _use_wal(cursor: Any) -> None:
             cursor.execute("PRAGMA journal_mode")
             row = cursor.fetchone()
             if row and str(row[0]).lower() == "wal":
-                return
+                return True
             cursor.execute("PRAGMA journal_mode=WAL")
-            return
+            row = cursor.fetchone()
+            return bool(row) and str(row[0]).lower() == "wal"
         except Exception as exc:  # the driver's OperationalError; only lock contention is retried
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
@@ -44,7 +46,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        _use_wal(cursor)
+        if _use_wal(cursor) and hasattr(dbapi_connection, "wal"):
+            dbapi_connection.wal = True  # a OneHopConnection may run statements inline (store/sqlite_driver.py)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
     finally:

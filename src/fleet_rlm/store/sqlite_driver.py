@@ -145,7 +145,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
 
 
 class OneHopConnection(AsyncAdapt_aiosqlite_connection):
-    __slots__ = ("_database", "_held", "_inline", "_locked")
+    __slots__ = ("_database", "_held", "_inline", "_locked", "wal")
     _cursor_cls: type[AsyncAdapt_aiosqlite_cursor] = OneHopCursor
 
     def __init__(self, dbapi: Any, connection: Any, database: str | None = None) -> None:
@@ -154,14 +154,16 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         self._held: asyncio.Lock | None = None  # the gate, from the first write statement to the transaction's end
         self._inline = False  # this transaction runs its statements in the caller's thread once it holds the lock
         self._locked = False  # a write statement of the open transaction succeeded: SQLite's write lock is ours
+        self.wal = False  # the file is in WAL mode (the engine's connect hook says so; store/engine.py)
 
     def run_inline(self) -> None:
         """For the rest of this transaction, once its first write holds SQLite's write lock, run statements in the
         caller's thread instead of a hop to aiosqlite's: holding the lock, a statement waits for nothing, and
         under load a hop waits for a busy event loop (the event writer's ~10 statements a transaction took
         30-100 ms that way). What can wait stays in aiosqlite's thread: the statements before the lock, the first
-        write (another process may hold the lock) and the commit (it may checkpoint the WAL, with fsyncs)."""
-        self._inline = True
+        write (another process may hold the lock) and the commit (it may checkpoint the WAL, with fsyncs). Only
+        in WAL mode: with a rollback journal a long transaction's statement may wait for readers (to spill)."""
+        self._inline = self.wal
 
     def _leave(self) -> None:
         held, self._held = self._held, None
