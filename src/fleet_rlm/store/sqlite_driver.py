@@ -115,19 +115,20 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     def _run(self, operation: Any, parameters: Any, many: bool) -> None:
         connection: Any = self._connection  # an aiosqlite.Connection
         adapted: Any = self._adapt_connection
+        inline = adapted._inline and adapted._locked  # the write lock is held: nothing left to wait for, no hop
+        write = not inline and (adapted._inline or adapted._held is None) and _is_write(operation)
+        if write and adapted._database is not None and adapted._held is None:
+            gate = _gate(adapted._database)
+            adapted._held = gate if await_(_enter(gate)) else None
         try:
-            if adapted._inline and adapted._locked:  # nothing left to wait for: no hop
+            if inline:
                 result = _run_statement(connection._conn, operation, parameters, many)
             else:
-                write = _is_write(operation)
-                if write and adapted._database is not None and adapted._held is None:
-                    gate = _gate(adapted._database)
-                    adapted._held = gate if await_(_enter(gate)) else None
                 result = await_(connection._execute(_run_statement, connection._conn, operation, parameters, many))
-                if write:
-                    adapted._locked = connection._conn.in_transaction
         except Exception as error:  # sqlite3 errors, or aiosqlite's "no active connection"
             self._adapt_connection._handle_exception(error)
+        if write and adapted._inline:
+            adapted._locked = connection._conn.in_transaction
         self._description, rows, self._rowcount, self._lastrowid = result
         self._rows = collections.deque(rows)
 

@@ -170,7 +170,7 @@ class EventWriter:
             saved = parts
         except Exception as batch_error:  # retry run by run: one run's failure must not cost the others their events
             if len(parts) > 1:  # a bad row, or a statement that cannot take several runs: say so, it costs a lot
-                reason = str(batch_error).splitlines()[0] if str(batch_error) else type(batch_error).__name__
+                reason = str(batch_error).partition("\n")[0] or type(batch_error).__name__
                 log.warning("a transaction of %d runs failed (%s); writing them run by run", len(parts), reason)
             saved = []
             for part in parts:
