@@ -1,7 +1,8 @@
 """Scenario 5, concurrency: N sessions each run a scripted 5-iteration turn at once, 100 ms LM latency.
 
 All N WebSocket clients start together against a `serve-api` process of their own, after warm-up turns (one,
-or four per turn process: sessions hash onto the workers, so each has run turns). Checked: every turn finishes, and each
+or four per turn process: sessions hash onto the workers, so each has run turns) and once the machine is quiet
+(`measure.wait_quiet`: under 15% busy for half a second, at most 30 s). Checked: every turn finishes, and each
 client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
 slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
@@ -16,7 +17,15 @@ import os
 import time
 
 from fleet_rlm.bench.perf.context import SuiteContext
-from fleet_rlm.bench.perf.measure import cpu_s, peak_rss_mb, percentile, rss_mb, tree_cpu_s, tree_rss_mb
+from fleet_rlm.bench.perf.measure import (
+    cpu_s,
+    peak_rss_mb,
+    percentile,
+    rss_mb,
+    tree_cpu_s,
+    tree_rss_mb,
+    wait_quiet,
+)
 from fleet_rlm.bench.perf.report import Row
 from fleet_rlm.bench.perf.script import task_for
 from fleet_rlm.bench.perf.server import Harness, TurnTrace, harness, new_session, ws_turn
@@ -59,6 +68,7 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
     sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
     server_pid = shared.server.pid
     shared.lm.set_latency(LATENCY_S)
+    quiet = wait_quiet()
     api_cpu, all_cpu = cpu_s(server_pid, reaped=False), tree_cpu_s(server_pid)
     load = os.getloadavg()[0]
     started = time.perf_counter()
@@ -77,6 +87,7 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
         f"{len(ok) - len([p for p in problems if 'ended' in p])}/{count} turns finished, {events} events, "
         f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s; "
         f"load {load:.1f} at the start"
+        + (f" (machine {quiet:.0%} busy just before)" if quiet is not None else "")
     )
     note = summary + ("; " + "; ".join(problems[:3]) if problems else "")
     p50 = percentile(delays, 50) if delays else None

@@ -129,6 +129,38 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat; None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(x) for x in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_fraction(window_s: float) -> float | None:
+    """How busy the whole machine is over the next `window_s` (0..1), or None without /proc/stat."""
+    before = _cpu_ticks()
+    time.sleep(window_s)
+    after = _cpu_ticks()
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
+def wait_quiet(*, below: float = 0.15, window_s: float = 0.5, timeout_s: float = 30.0) -> float | None:
+    """Wait until the machine is mostly idle, so a burst measures itself and not what came before it (a
+    stopped server's sandboxes being torn down, a new server's turn workers importing). Returns the busy
+    fraction of the last window (None without /proc/stat); gives up after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        busy = busy_fraction(window_s)
+        if busy is None or busy < below or time.monotonic() >= deadline:
+            return busy
+
+
 def load_average() -> list[float]:
     try:
         return [round(x, 2) for x in os.getloadavg()]
