@@ -86,8 +86,7 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
     summary = (
         f"{len(ok) - len([p for p in problems if 'ended' in p])}/{count} turns finished, {events} events, "
         f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s; "
-        f"load {load:.1f} at the start"
-        + (f" (machine {quiet:.0%} busy just before)" if quiet is not None else "")
+        f"load {load:.1f} at the start" + (f" (machine {quiet:.0%} busy just before)" if quiet is not None else "")
     )
     note = summary + ("; " + "; ".join(problems[:3]) if problems else "")
     p50 = percentile(delays, 50) if delays else None
