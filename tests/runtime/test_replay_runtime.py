@@ -180,3 +180,32 @@ def test_recording_off_records_nothing(settings: Settings, lm: FakeLMServer) -> 
     finally:
         runtime.shutdown()
     assert result.status == "succeeded" and sink.items == []
+
+
+def test_lm_identity_reads_what_the_lm_presents() -> None:
+    """The identity a replay presents: one capability lookup for a plain dspy.LM gives exactly what its four
+    properties say one by one, and a subclass that overrides a property is read through that property."""
+    import dspy
+
+    from fleet_rlm.runtime.lm_exchange import lm_identity
+
+    for model in ("openai/gpt-4o-mini", "openai/not-a-listed-model", "anthropic/claude-3-5-sonnet-20241022"):
+        lm = dspy.LM(model, api_base="http://127.0.0.1:9/v1", api_key="fake", cache=False)
+        assert lm_identity(lm) == {
+            "model": model,
+            "model_type": "chat",
+            "supports_function_calling": lm.supports_function_calling,
+            "supports_reasoning": lm.supports_reasoning,
+            "supports_response_schema": lm.supports_response_schema,
+            "supported_params": sorted(lm.supported_params),
+        }
+    assert lm_identity(dspy.LM("openai/gpt-4o-mini"))["supports_function_calling"] is True
+
+    class ToolsEverywhere(dspy.LM):
+        @property
+        def supports_function_calling(self) -> bool:
+            return True
+
+    custom = ToolsEverywhere("openai/not-a-listed-model", api_key="fake")
+    assert lm_identity(custom)["supports_function_calling"] is True
+    assert lm_identity(custom)["supported_params"] == sorted(custom.supported_params)

@@ -109,25 +109,54 @@ def secrets_of(lm: Any) -> set[str]:
 def lm_identity(lm: Any) -> dict[str, Any]:
     """What adapters see of an LM besides its answers (model, API type, capabilities): a replay LM presents the
     same, so DSPy formats the same requests (e.g. structured outputs only when the schema is supported)."""
+    caps = _capabilities_of(lm)
+    if caps is not None:
+        flags = {
+            "supports_function_calling": bool(caps.function_calling),
+            "supports_reasoning": bool(caps.reasoning),
+            "supports_response_schema": bool(caps.response_schema),
+        }
+        params = sorted(str(p) for p in caps.params)
+    else:
 
-    def flag(name: str) -> bool:
+        def flag(name: str) -> bool:
+            try:
+                return bool(getattr(lm, name))
+            except Exception:
+                return False
+
+        flags = {name: flag(name) for name in _CAPABILITY_FLAGS}
         try:
-            return bool(getattr(lm, name))
+            params = sorted(str(p) for p in lm.supported_params)
         except Exception:
-            return False
-
-    try:
-        params = sorted(str(p) for p in lm.supported_params)
-    except Exception:
-        params = []
+            params = []
     return {
         "model": str(lm.model),
         "model_type": str(getattr(lm, "model_type", "chat")),
-        "supports_function_calling": flag("supports_function_calling"),
-        "supports_reasoning": flag("supports_reasoning"),
-        "supports_response_schema": flag("supports_response_schema"),
+        **flags,
         "supported_params": params,
     }
+
+
+_CAPABILITY_FLAGS = ("supports_function_calling", "supports_reasoning", "supports_response_schema")
+
+
+def _capabilities_of(lm: Any) -> Any:
+    """A `dspy.LM`'s capabilities, looked up once: each of its four capability properties repeats the lookup
+    (~0.4 ms, a scan of the 4,460-entry price table for a model it does not list), and a recorded turn reads all
+    four for each role it uses. None for any other LM, or one that overrides a property: read those one by one."""
+    import dspy
+    from dspy.clients.capabilities import capabilities
+
+    cls = type(lm)
+    if not isinstance(lm, dspy.LM) or any(
+        getattr(cls, name) is not getattr(dspy.LM, name) for name in (*_CAPABILITY_FLAGS, "supported_params")
+    ):
+        return None
+    try:
+        return capabilities(lm)
+    except Exception:
+        return None
 
 
 @dataclass(frozen=True)
