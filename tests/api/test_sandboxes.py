@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -66,3 +67,37 @@ def test_list_inspect_and_end_a_sessions_sandbox(client: TestClient, app_setting
 
     assert client.delete(f"/api/v1/sessions/{session}", headers=alice).status_code == 204  # ends its sandbox too
     assert client.get("/api/v1/sandboxes", headers=alice).json()["items"] == []
+
+
+class PrepareLog:
+    """The app's runtime, noting each `prepare` (session, workspace) before passing it on."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, str]] = []
+
+    def prepare(self, session_id: str, workspace_id: str) -> None:
+        self.calls.append((session_id, workspace_id))
+        self.inner.prepare(session_id, workspace_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_an_rlm_turn_prepares_its_sessions_sandbox_and_a_direct_turn_starts_none(
+    client: TestClient, app_settings: Settings
+) -> None:
+    alice = bearer(app_settings, "alice")
+    turns = client.app.state.turns  # type: ignore[attr-defined]
+    log = turns.runtime = PrepareLog(turns.runtime)
+    chat = new_session(client, alice)
+    _, events = run_turn(client, chat, {"content": "hello", "execution_mode": "direct"}, "d1", alice)
+    assert final_answer(events) == "computed"
+    assert log.calls == [] and client.get("/api/v1/sandboxes", headers=alice).json()["items"] == []
+
+    session = new_session(client, alice)
+    _, events = run_turn(client, session, {"content": "compute", "execution_mode": "rlm"}, "r1", alice)
+    assert final_answer(events) == "computed"
+    items = client.get("/api/v1/sandboxes", headers=alice).json()["items"]
+    assert [item["session_id"] for item in items] == [session]  # the prepared sandbox ran the turn: one, not two
+    assert log.calls == [(session, items[0]["workspace_id"])]

@@ -43,6 +43,9 @@ class ScriptedRuntime:
         self.started = threading.Event()
         self.requests: list[TurnRequest] = []
 
+    def prepare(self, session_id: str, workspace_id: str) -> None:
+        """No sandboxes: nothing to start."""
+
     def end_session(self, session_id: str) -> None:
         """No sandboxes: nothing to close."""
 

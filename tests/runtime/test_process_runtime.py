@@ -106,6 +106,25 @@ def test_the_workers_sandboxes_are_listed_counted_and_ended(
     assert "listed" not in {lease.session_id for lease in processes.pool.leases()}
 
 
+def test_prepare_starts_the_sessions_sandbox_in_its_worker_before_the_turn(
+    processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer
+) -> None:
+    """What TurnService does for an rlm turn: the sandbox starts in the session's worker first, and the turn
+    then runs in that same sandbox (its start time is the prepared one)."""
+    processes.prepare("prepared", "w1")
+    deadline = time.monotonic() + 15
+    while "prepared" not in {lease.session_id for lease in processes.pool.leases()}:
+        assert time.monotonic() < deadline, "the prepared sandbox never appeared"
+        time.sleep(0.02)
+    before = {lease.session_id: lease for lease in processes.pool.leases()}["prepared"]
+    assert before.alive and not before.busy and before.workspace_id == "w1"
+    lm.push(rlm_step("Use it.", "print(6 * 7)"), rlm_submit(answer="42"))
+    result, sink = run(processes, make_request(proc_settings, "use", session_id="prepared"))
+    assert result.status == "succeeded" and sink.of("output")[0].text.strip() == "42"
+    after = {lease.session_id: lease for lease in processes.pool.leases()}["prepared"]
+    assert after.started_at == before.started_at  # the prepared worker, not a second one
+
+
 def test_worker_log_records_reach_this_processs_handlers(
     processes: ProcessRuntime, proc_settings: Settings, lm: FakeLMServer, caplog: pytest.LogCaptureFixture
 ) -> None:

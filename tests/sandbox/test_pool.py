@@ -1,15 +1,20 @@
-"""Pool: warm leases, per-session reuse, ephemeral leases when busy, idle release, dead workers, no orphans."""
+"""Pool: warm leases, per-session reuse, ephemeral leases when busy, idle release, dead workers, no orphans, and
+a session's worker prepared before its turn leases it."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fleet_rlm.sandbox import SandboxOptions, SandboxPool
-from fleet_rlm.sandbox.session import WorkerSession
+from fleet_rlm.sandbox.local import LocalBackend
+from fleet_rlm.sandbox.session import Spawn, WorkerLost, WorkerSession
 
 
 def _run(session: WorkerSession, code: str) -> str:
@@ -102,3 +107,87 @@ def _started(options: SandboxOptions) -> WorkerSession:
     session = WorkerSession(options, "ws")
     session.wait_ready()
     return session
+
+
+class CountingBackend(LocalBackend):
+    """The local backend, keeping every worker it starts (to count them and check them after a shutdown)."""
+
+    def __init__(self) -> None:
+        self.started: list[Any] = []
+        self._lock = threading.Lock()
+
+    def spawner(self, *, session_id: str | None = None, role: str = "root", parent_id: str | None = None) -> Spawn:
+        inner = super().spawner(session_id=session_id, role=role, parent_id=parent_id)
+
+        def spawn(options: SandboxOptions, workspace_id: str | None = None) -> Any:
+            worker = inner(options, workspace_id)
+            with self._lock:
+                self.started.append(worker)
+            return worker
+
+        return spawn
+
+
+class NoSparesBackend(CountingBackend):
+    keeps_spares = False  # as Daytona's: a sandbox started on speculation would be billed
+
+
+def _wait(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_prepared_worker_is_the_sessions_lease_started_once(options: SandboxOptions) -> None:
+    backend = CountingBackend()
+    pool = SandboxPool(options, backend=backend, size=0)
+    try:
+        pool.prepare("s", "ws")
+        session = pool.lease("s", "ws")  # while it starts: waits for it instead of starting another
+        assert len(backend.started) == 1 and _run(session, "x = 5\nprint(x)") == "5"
+        pool.release("s", session)
+        pool.prepare("s", "ws")  # it has its worker: nothing starts, the REPL state stays
+        again = pool.lease("s", "ws")
+        assert again is session and _run(again, "print(x)") == "5" and len(backend.started) == 1
+        pool.release("s", again)
+        assert pool.stats() == {"spares": 0, "starting": 0, "leased": 0, "idle": 1}
+    finally:
+        pool.shutdown()
+
+
+def test_prepare_claims_a_spare_and_refills(options: SandboxOptions) -> None:
+    backend = CountingBackend()
+    pool = SandboxPool(options, backend=backend, size=1)
+    try:
+        pool.prewarm("ws", wait=True)
+        spare = backend.started[0]
+        pool.prepare("p", "ws")
+        assert [(lease.session_id, lease.busy) for lease in pool.leases()] == [("p", False)]  # at once
+        session = pool.lease("p", "ws")
+        assert session.handle is spare  # type: ignore[attr-defined]
+        _wait(lambda: pool.stats()["spares"] == 1)  # the spare was refilled in the background
+        assert len(backend.started) == 2
+        pool.release("p", session)
+    finally:
+        pool.shutdown()
+
+
+def test_prepare_starts_nothing_on_a_backend_without_spares(options: SandboxOptions) -> None:
+    backend = NoSparesBackend()
+    pool = SandboxPool(options, backend=backend, size=2)
+    try:
+        pool.prepare("s", "ws")
+        assert pool.leases() == [] and pool.stats()["starting"] == 0 and backend.started == []
+    finally:
+        pool.shutdown()
+
+
+def test_shutdown_while_preparing_leaves_no_worker(options: SandboxOptions) -> None:
+    backend = CountingBackend()
+    pool = SandboxPool(options, backend=backend, size=0)
+    pool.prepare("s", "ws")
+    pool.shutdown()  # waits for the start, then closes what it started
+    assert len(backend.started) <= 1 and not any(worker.alive() for worker in backend.started)
+    with pytest.raises(WorkerLost):
+        pool.lease("s", "ws")

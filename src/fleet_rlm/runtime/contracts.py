@@ -174,6 +174,10 @@ class Runtime(Protocol):
         """Run the turn to its end (blocking; called from a worker thread). Raises only TurnAlreadyRunning."""
         ...
 
+    def prepare(self, session_id: str, workspace_id: str) -> None:
+        """A turn of this session that runs code is about to start: get its sandbox ready (never blocks long)."""
+        ...
+
     def end_session(self, session_id: str) -> None:
         """Close the session's sandbox now (the session was deleted)."""
         ...

@@ -272,6 +272,10 @@ class ProcessRuntime:
                 self._local = TurnRuntime(self.settings, programs=self.programs)
             return self._local
 
+    def prepare(self, session_id: str, workspace_id: str) -> None:
+        """Tell the session's worker to start its sandbox now (it runs the turn's code there)."""
+        self._worker(self._slot(session_id)).send(("prepare", "", (session_id, workspace_id)))
+
     def end_session(self, session_id: str) -> None:
         worker = self._workers[self._slot(session_id)]  # none started: it holds no sandbox
         if worker is not None:

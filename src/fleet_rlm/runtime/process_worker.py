@@ -1,6 +1,6 @@
 """The worker side of `ProcessRuntime`: one spawned process that runs turns with its own `TurnRuntime` and pool.
 
-It reads commands from its pipe (run, cancel, end_session, shutdown), runs each turn on a thread of its own and
+It reads commands from its pipe (run, cancel, prepare, end_session, shutdown), runs each turn on a thread of its own and
 sends every event, LM recording and the final `TurnResult` back over the same pipe. Everything that crosses is
 plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only.
 Its log records cross too (`PipeLogHandler`), and it answers the API's questions about its sandbox pool.
@@ -229,6 +229,8 @@ class _Worker:
                 token = self.tokens.get(key)
                 if token is not None:
                     token.cancel(payload or "cancelled by request")
+            elif kind == "prepare":  # a turn that runs code is on its way: start its session's sandbox now
+                self.pool.prepare(*payload)
             elif kind == "end_session":
                 self.pool.end_session(payload)
             elif kind == "pool":  # the API lists or counts sandboxes (ProcessRuntime.pool)

@@ -89,6 +89,10 @@ class TurnRuntime:
         with self.gate.hold(request.session_id, request.run_id):
             return _Turn(self, request, sink, cancel).run()
 
+    def prepare(self, session_id: str, workspace_id: str) -> None:
+        """Start the session's sandbox in the background, so its turn finds it ready (`SandboxPool.prepare`)."""
+        self.pool.prepare(session_id, workspace_id)
+
     def end_session(self, session_id: str) -> None:
         """Close the session's sandbox now (session deleted)."""
         self.pool.end_session(session_id)

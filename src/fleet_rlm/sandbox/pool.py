@@ -5,6 +5,10 @@ privileges, so a warm worker is always *for a workspace*. The pool keeps up to `
 most recently used workspaces (started in background threads; `prewarm` at server start), so a lease on a
 known workspace never pays a cold start, and the spare is refilled in the background after each lease.
 
+`prepare(session)` gets a session's worker ready before its turn leases it: a spare is claimed for it, else one
+starts in the background, and a lease that comes while it starts waits for it rather than starting a second.
+The API calls it as soon as a turn that runs code is created, so the start overlaps the turn's own setup.
+
 A session keeps its worker across turns (REPL state kept) until it has been idle for `idle_timeout_s`. If the
 session's worker is busy (a nested RLM in the same session) the lease is ephemeral: a fresh worker that is
 closed on release. Dead workers are dropped on lease; `shutdown()` kills every worker the pool started.
@@ -67,6 +71,7 @@ class SandboxPool:
         self._spares: OrderedDict[str, list[WorkerSession]] = OrderedDict()
         self._starting: dict[str, int] = {}
         self._leases: dict[str, _Lease] = {}
+        self._preparing: dict[str, threading.Event] = {}  # session -> set once its prepared worker is leasable
         self._closed = False
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -134,6 +139,47 @@ class SandboxPool:
         session.wait_ready()
         return session
 
+    def prepare(self, session_id: str, workspace_id: str | None = None) -> None:
+        """A turn of this session is about to lease its worker: have one ready (never blocks). Nothing to do when
+        the session has one, or one is being prepared; backends without spares (Daytona) are left alone."""
+        if not self.backend.keeps_spares:  # a remote sandbox started on speculation would be billed
+            return
+        workspace = workspace_id or self.options.workspace_id
+        stale: list[WorkerSession] = []
+        with self._lock:
+            if self._closed or session_id in self._leases or session_id in self._preparing:
+                return
+            spare = self._take_spare(workspace, stale)
+            if spare is not None:
+                self._leases[session_id] = _Lease(spare, busy=False)
+            else:
+                ready = self._preparing[session_id] = threading.Event()
+                thread = threading.Thread(target=self._prepare, args=(session_id, workspace, ready), daemon=True)
+                self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        for session in stale:
+            session.close()
+        if spare is not None:
+            self.prewarm(workspace)
+        else:
+            thread.start()
+
+    def _prepare(self, session_id: str, workspace: str, ready: threading.Event) -> None:
+        session: WorkerSession | None = None
+        keep = False
+        try:
+            session = self._new_session(workspace, session_id)
+        except Exception as exc:  # the turn's own lease starts one and reports the failure
+            logger.info("could not prepare a sandbox for session %s: %s", session_id, exc)
+        finally:
+            with self._lock:
+                self._preparing.pop(session_id, None)
+                keep = session is not None and not self._closed and session_id not in self._leases
+                if keep:
+                    self._leases[session_id] = _Lease(session, busy=False)  # type: ignore[arg-type]
+            ready.set()
+        if session is not None and not keep:
+            session.close()
+
     # --- leases --------------------------------------------------------------------------------------------
     def lease(
         self, session_id: str | None, workspace_id: str | None = None, *, parent_id: str | None = None
@@ -143,6 +189,10 @@ class SandboxPool:
         `session_id=None` is a one-off worker (closed on release); `parent_id` names the session whose child RLM
         it serves. A cold start is labelled with both (the Daytona backend finds session sandboxes again)."""
         workspace = workspace_id or self.options.workspace_id
+        with self._lock:
+            preparing = self._preparing.get(session_id) if session_id else None
+        if preparing is not None:  # its worker is starting (`prepare`): take that one
+            preparing.wait(self.options.startup_timeout_s)
         stale: list[WorkerSession] = []
         with self._lock:
             if self._closed:
@@ -237,7 +287,7 @@ class SandboxPool:
         with self._lock:
             return {
                 "spares": sum(len(v) for v in self._spares.values()),
-                "starting": sum(self._starting.values()),
+                "starting": sum(self._starting.values()) + len(self._preparing),
                 "leased": sum(1 for lease in self._leases.values() if lease.busy),
                 "idle": sum(1 for lease in self._leases.values() if not lease.busy),
             }

@@ -9,6 +9,7 @@ resume following it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,8 @@ from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from fleet_rlm.telemetry.setup import Telemetry
@@ -98,6 +101,9 @@ class TurnService:
             run, chat = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
         if chat is None:  # an earlier run of this Idempotency-Key
             return run
+        if run.execution_mode == "rlm":  # its sandbox starts while the turn's request is built (runtime.prepare)
+            loop = asyncio.get_running_loop()
+            loop.run_in_executor(None, self._prepare, run.session_id, caller.workspace_id)
         token = CancelToken()
         self.tokens[run.id] = token
         self.bus.unsaved.begin_run(run.id, run.last_seq)  # its events pass through this process (services/live)
@@ -163,6 +169,12 @@ class TurnService:
                 chat.title = title_from_task(data.content)
             await session.flush()
         return run, chat
+
+    def _prepare(self, session_id: str, workspace_id: str) -> None:
+        try:
+            self.runtime.prepare(session_id, workspace_id)
+        except Exception:  # an optimisation: the turn starts its sandbox itself, and reports what fails
+            log.debug("preparing the sandbox of session %s failed", session_id, exc_info=True)
 
     def _forget(self, run_id: str) -> None:
         self.bus.unsaved.end_run(run_id)  # normally closed already, as its terminal event was delivered
