@@ -1,4 +1,5 @@
-"""The server as `serve-api` runs it (fleet_rlm.api.serving): slow-header clients are cut off, normal ones are not.
+"""The server as `serve-api` runs it (fleet_rlm.api.serving): slow-header clients are cut off, normal ones are not;
+WebSockets are compressed only when configured.
 
 Real uvicorn with the guarded h11 protocol on a loopback port, raw sockets for the slow clients. Bounded: each
 wait ends after a few seconds whatever happens.
@@ -10,6 +11,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.sync.client import connect as ws_connect
@@ -24,15 +28,12 @@ HEADER_TIMEOUT_S = 0.5
 BOUND_S = 10.0  # how long a test waits for the server to act before failing
 
 
-@pytest.fixture(scope="module")
-def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+@contextmanager
+def _serving(data_dir: Path, **settings: Any) -> Iterator[int]:
+    """A real FleetServer on an ephemeral port (the setting itself requires a real one); yields the port."""
     configured = Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        data_dir=tmp_path_factory.mktemp("serving") / "data",
-        sandbox_pool_size=0,
-        http_header_timeout_s=HEADER_TIMEOUT_S,
-        log_level="warning",
-    ).model_copy(update={"port": 0})  # an ephemeral port (the setting itself requires a real one)
+        _env_file=None, data_dir=data_dir, sandbox_pool_size=0, log_level="warning", **settings
+    ).model_copy(update={"port": 0})
     server = FleetServer(uvicorn_config(configured, create_app(configured)))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -43,6 +44,12 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     yield int(server.servers[0].sockets[0].getsockname()[1])
     server.should_exit = True
     thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with _serving(tmp_path_factory.mktemp("serving") / "data", http_header_timeout_s=HEADER_TIMEOUT_S) as bound:
+        yield bound
 
 
 def _closed_by_server(sock: socket.socket, trickle: bytes | None) -> bool:
@@ -94,3 +101,18 @@ def test_normal_keep_alive_and_websocket_outlive_the_header_timeout(port: int) -
         time.sleep(HEADER_TIMEOUT_S * 2)
         ws.send('{"type": "command", "command": "ping"}')
         assert '"pong": true' in str(ws.recv(timeout=BOUND_S)).replace('"pong":true', '"pong": true')
+
+
+def test_websockets_are_compressed_only_when_configured(port: int, tmp_path: Path) -> None:
+    """The client offers permessage-deflate (as browsers do); the server takes it only with FLEET_WS_COMPRESSION."""
+    ping = '{"type": "command", "command": "ping"}'
+    with ws_connect(f"ws://127.0.0.1:{port}/api/v1/ws/execution", open_timeout=BOUND_S) as ws:
+        assert ws.response is not None and ws.response.headers.get("Sec-WebSocket-Extensions") is None
+        ws.send(ping)
+        assert "pong" in str(ws.recv(timeout=BOUND_S))
+    with _serving(tmp_path / "data", ws_compression=True) as compressed:
+        with ws_connect(f"ws://127.0.0.1:{compressed}/api/v1/ws/execution", open_timeout=BOUND_S) as ws:
+            assert ws.response is not None
+            assert "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
+            ws.send(ping)
+            assert "pong" in str(ws.recv(timeout=BOUND_S))

@@ -126,6 +126,7 @@ def uvicorn_config(settings: Settings, app: Any, **extra: Any) -> uvicorn.Config
         timeout_keep_alive=settings.http_keep_alive_s,
         timeout_graceful_shutdown=CLOSE_CONNECTIONS_S,
         limit_concurrency=settings.http_max_connections,
+        ws_per_message_deflate=settings.ws_compression,
         **extra,
     )
     config.fleet_header_timeout_s = settings.http_header_timeout_s  # type: ignore[attr-defined]
