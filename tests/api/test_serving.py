@@ -110,9 +110,11 @@ def test_websockets_are_compressed_only_when_configured(port: int, tmp_path: Pat
         assert ws.response is not None and ws.response.headers.get("Sec-WebSocket-Extensions") is None
         ws.send(ping)
         assert "pong" in str(ws.recv(timeout=BOUND_S))
-    with _serving(tmp_path / "data", ws_compression=True) as compressed:
-        with ws_connect(f"ws://127.0.0.1:{compressed}/api/v1/ws/execution", open_timeout=BOUND_S) as ws:
-            assert ws.response is not None
-            assert "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
-            ws.send(ping)
-            assert "pong" in str(ws.recv(timeout=BOUND_S))
+    with (
+        _serving(tmp_path / "data", ws_compression=True) as compressed,
+        ws_connect(f"ws://127.0.0.1:{compressed}/api/v1/ws/execution", open_timeout=BOUND_S) as ws,
+    ):
+        assert ws.response is not None
+        assert "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
+        ws.send(ping)
+        assert "pong" in str(ws.recv(timeout=BOUND_S))
