@@ -173,6 +173,20 @@ def test_prepare_claims_a_spare_and_refills(options: SandboxOptions) -> None:
         pool.shutdown()
 
 
+def test_prepare_fills_the_workspaces_spares_as_a_lease_does(options: SandboxOptions) -> None:
+    """A pool with no spares yet: the prepared session's start also starts the workspace's spares, so the next
+    session's turn claims a warm one instead of paying a cold start (as every turn did before this)."""
+    backend = CountingBackend()
+    pool = SandboxPool(options, backend=backend, size=1)
+    try:
+        pool.prepare("first", "ws")
+        _wait(lambda: pool.stats() == {"spares": 1, "starting": 0, "leased": 0, "idle": 1})
+        pool.prepare("second", "ws")  # claims that spare at once
+        assert {lease.session_id for lease in pool.leases()} == {"first", "second"}
+    finally:
+        pool.shutdown()
+
+
 def test_prepare_starts_nothing_on_a_backend_without_spares(options: SandboxOptions) -> None:
     backend = NoSparesBackend()
     pool = SandboxPool(options, backend=backend, size=2)

@@ -158,10 +158,9 @@ class SandboxPool:
                 self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         for session in stale:
             session.close()
-        if spare is not None:
-            self.prewarm(workspace)
-        else:
+        if spare is None:
             thread.start()
+        self.prewarm(workspace)  # as a lease does: the workspace's next sessions find spares
 
     def _prepare(self, session_id: str, workspace: str, ready: threading.Event) -> None:
         session: WorkerSession | None = None
