@@ -150,6 +150,7 @@ class SandboxPool:
             if self._closed or session_id in self._leases or session_id in self._preparing:
                 return
             spare = self._take_spare(workspace, stale)
+            others = bool(self._preparing)  # a burst of new sessions: spares made now would only be extra starts
             if spare is not None:
                 self._leases[session_id] = _Lease(spare, busy=False)
             else:
@@ -160,7 +161,8 @@ class SandboxPool:
             session.close()
         if spare is None:
             thread.start()
-        self.prewarm(workspace)  # as a lease does: the workspace's next sessions find spares
+        if not others:
+            self.prewarm(workspace)  # as a lease does: the workspace's next sessions find spares
 
     def _prepare(self, session_id: str, workspace: str, ready: threading.Event) -> None:
         session: WorkerSession | None = None
