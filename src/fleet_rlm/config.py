@@ -126,10 +126,7 @@ class Settings(BaseSettings):
     )
     ws_compression: bool = Field(
         default=False,
-        description=(
-            "Offer permessage-deflate on WebSockets. Off by default: events are small JSON, and compressing each "
-            "cost ~30 us of server CPU and ~290 KB of zlib state per open socket."
-        ),
+        description="Offer permessage-deflate on WebSockets (off: events are small, it costs ~290 KB a socket).",
     )
     cli_server: Literal["local", "inprocess"] = Field(
         default="local",
