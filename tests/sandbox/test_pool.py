@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,17 @@ class NoSparesBackend(CountingBackend):
     keeps_spares = False  # as Daytona's: a sandbox started on speculation would be billed
 
 
+@contextmanager
+def _counted(options: SandboxOptions, size: int, backend: CountingBackend | None = None) -> Iterator[Any]:
+    """A pool on a counting backend (shut down after): yields (pool, backend)."""
+    backend = backend or CountingBackend()
+    pool = SandboxPool(options, backend=backend, size=size)
+    try:
+        yield pool, backend
+    finally:
+        pool.shutdown()
+
+
 def _wait(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
@@ -140,9 +152,7 @@ def _wait(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
 
 
 def test_prepared_worker_is_the_sessions_lease_started_once(options: SandboxOptions) -> None:
-    backend = CountingBackend()
-    pool = SandboxPool(options, backend=backend, size=0)
-    try:
+    with _counted(options, 0) as (pool, backend):
         pool.prepare("s", "ws")
         session = pool.lease("s", "ws")  # while it starts: waits for it instead of starting another
         assert len(backend.started) == 1 and _run(session, "x = 5\nprint(x)") == "5"
@@ -152,14 +162,10 @@ def test_prepared_worker_is_the_sessions_lease_started_once(options: SandboxOpti
         assert again is session and _run(again, "print(x)") == "5" and len(backend.started) == 1
         pool.release("s", again)
         assert pool.stats() == {"spares": 0, "starting": 0, "leased": 0, "idle": 1}
-    finally:
-        pool.shutdown()
 
 
 def test_prepare_claims_a_spare_and_refills(options: SandboxOptions) -> None:
-    backend = CountingBackend()
-    pool = SandboxPool(options, backend=backend, size=1)
-    try:
+    with _counted(options, 1) as (pool, backend):
         pool.prewarm("ws", wait=True)
         spare = backend.started[0]
         pool.prepare("p", "ws")
@@ -169,32 +175,22 @@ def test_prepare_claims_a_spare_and_refills(options: SandboxOptions) -> None:
         _wait(lambda: pool.stats()["spares"] == 1)  # the spare was refilled in the background
         assert len(backend.started) == 2
         pool.release("p", session)
-    finally:
-        pool.shutdown()
 
 
 def test_prepare_fills_the_workspaces_spares_as_a_lease_does(options: SandboxOptions) -> None:
     """A pool with no spares yet: the prepared session's start also starts the workspace's spares, so the next
     session's turn claims a warm one instead of paying a cold start (as every turn did before this)."""
-    backend = CountingBackend()
-    pool = SandboxPool(options, backend=backend, size=1)
-    try:
+    with _counted(options, 1) as (pool, _backend):
         pool.prepare("first", "ws")
         _wait(lambda: pool.stats() == {"spares": 1, "starting": 0, "leased": 0, "idle": 1})
         pool.prepare("second", "ws")  # claims that spare at once
         assert {lease.session_id for lease in pool.leases()} == {"first", "second"}
-    finally:
-        pool.shutdown()
 
 
 def test_prepare_starts_nothing_on_a_backend_without_spares(options: SandboxOptions) -> None:
-    backend = NoSparesBackend()
-    pool = SandboxPool(options, backend=backend, size=2)
-    try:
+    with _counted(options, 2, NoSparesBackend()) as (pool, backend):
         pool.prepare("s", "ws")
         assert pool.leases() == [] and pool.stats()["starting"] == 0 and backend.started == []
-    finally:
-        pool.shutdown()
 
 
 def test_shutdown_while_preparing_leaves_no_worker(options: SandboxOptions) -> None:

@@ -111,31 +111,27 @@ def lm_identity(lm: Any) -> dict[str, Any]:
     same, so DSPy formats the same requests (e.g. structured outputs only when the schema is supported)."""
     caps = _capabilities_of(lm)
     if caps is not None:
-        flags = {
-            "supports_function_calling": bool(caps.function_calling),
-            "supports_reasoning": bool(caps.reasoning),
-            "supports_response_schema": bool(caps.response_schema),
-        }
-        params = sorted(str(p) for p in caps.params)
+        flags: tuple[Any, ...] = (caps.function_calling, caps.reasoning, caps.response_schema)
+        params: Any = caps.params
     else:
-
-        def flag(name: str) -> bool:
-            try:
-                return bool(getattr(lm, name))
-            except Exception:
-                return False
-
-        flags = {name: flag(name) for name in _CAPABILITY_FLAGS}
+        flags = tuple(_flag(lm, name) for name in _CAPABILITY_FLAGS)
         try:
-            params = sorted(str(p) for p in lm.supported_params)
+            params = lm.supported_params
         except Exception:
-            params = []
+            params = ()
     return {
         "model": str(lm.model),
         "model_type": str(getattr(lm, "model_type", "chat")),
-        **flags,
-        "supported_params": params,
+        **{name: bool(value) for name, value in zip(_CAPABILITY_FLAGS, flags, strict=True)},
+        "supported_params": sorted(str(p) for p in params),
     }
+
+
+def _flag(lm: Any, name: str) -> bool:
+    try:
+        return bool(getattr(lm, name))
+    except Exception:
+        return False
 
 
 _CAPABILITY_FLAGS = ("supports_function_calling", "supports_reasoning", "supports_response_schema")
