@@ -183,7 +183,8 @@ class SandboxInterpreter:
         try:
             variables = dict(variables or {})
             self._validate(code, variables)
-            self.start()
+            if self._session is None:  # start() is a dspy callback event: only when it starts something
+                self.start()
             assert self._session is not None
             result = self._run(self._session, code, variables)
             if FACADE_TOKEN_VAR in variables and result.kind == "ok":

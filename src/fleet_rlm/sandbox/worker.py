@@ -8,7 +8,6 @@ are re-pointed, so prints never reach the channel. Guest code shares this proces
 fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
 """
 
-import _ast
 import _signal
 import _thread
 import builtins
@@ -42,6 +41,7 @@ Capture, hide_fd, reopen_std_fds, text_stream = (
     _capture.reopen_std_fds,
     _capture.text_stream,
 )
+_cells = _sibling("worker_cells")
 _globals = _sibling("worker_globals")
 _json = _sibling("worker_json")
 
@@ -181,6 +181,8 @@ class Worker:
         self.namespace.update(_workspace_names(workspace, context))
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
+        self.submits = {}  # SUBMIT built for each output-field list (the host names them at every cell)
+        self.compiled = _cells.CompiledCells(_cells.read_seed(os.path.dirname(os.path.abspath(__file__))))
         self.hidden = frozenset(self.namespace)  # the worker's own names: never reported as REPL state
         _signal.signal(_signal.SIGINT, self._on_sigint)
 
@@ -283,6 +285,15 @@ class Worker:
         submit_typed.__wrapped__ = bind  # type: ignore[attr-defined]
         return submit_typed
 
+    def _submit_for(self, fields):
+        """The SUBMIT for these output fields, built once per distinct list (a guest rebinding SUBMIT still
+        gets the real one back at the next cell)."""
+        key = _json.dumps(fields, compact=True, default=repr)
+        submit = self.submits.get(key)
+        if submit is None:
+            submit = self.submits[key] = self._make_submit(fields)
+        return submit
+
     # --- cells ---------------------------------------------------------------------------------------------
     def apply_inputs(self, header, body):
         view = memoryview(body)
@@ -299,7 +310,7 @@ class Worker:
             self.tool_names = list(header["tools"])
         if "outputs" in header:
             self.output_fields = header["outputs"]
-            self.namespace["SUBMIT"] = self._make_submit(self.output_fields)
+            self.namespace["SUBMIT"] = self._submit_for(self.output_fields)
         for name in self.tool_names:
             self.namespace[name] = self._make_tool(name)
         self.namespace.update(self.inputs)
@@ -344,16 +355,14 @@ class Worker:
 
     def _exec(self, code, filename, want_value):
         try:
-            tree = compile(code, filename, "exec", _ast.PyCF_ONLY_AST)  # ast.parse, without the ast module
+            body, last = self.compiled.get(code, filename)  # worker_cells: compiled once per source when large
         except SyntaxError as exc:
             where = {"lineno": exc.lineno, "offset": exc.offset, "text": exc.text}
             return {"kind": "syntax", "error": str(exc.msg), **where}
-        body = tree.body  # type: ignore[attr-defined]
-        last = body.pop() if body and isinstance(body[-1], _ast.Expr) else None
-        exec(compile(tree, filename, "exec"), self.namespace)  # type: ignore[call-overload]
+        exec(body, self.namespace)
         if last is None:
             return {"kind": "ok"}
-        value = eval(compile(_ast.Expression(last.value), filename, "eval"), self.namespace)
+        value = eval(last, self.namespace)
         return {"kind": "ok", **last_value(value, want_value)}
 
     def serve(self):

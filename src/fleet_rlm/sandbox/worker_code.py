@@ -4,8 +4,10 @@ A sandbox cannot keep bytecode (`-B`, read-only binds), so every cold start comp
 siblings from source again: ~5 ms of each start's ~28 ms of CPU, paid once per session. Instead the host
 writes the modules and their bytecode (unchecked-hash .pyc: valid without a stat of the source) into a
 directory named by their content hash under the data dir, once per worker version; bubblewrap binds it
-read-only at /opt/fleet. The directory is built beside its final name and renamed into place, so concurrent
-processes (the API, turn workers) never see a half-written one. Nothing a guest can write is read here.
+read-only at /opt/fleet. Beside them goes the seed of compiled cells every sandbox runs (worker_cells.py:
+dspy.RLM's facade, ~2 ms of compiling per sandbox otherwise). The directory is built beside its final name and
+renamed into place, so concurrent processes (the API, turn workers) never see a half-written one. Nothing a
+guest can write is read here.
 """
 
 from __future__ import annotations
@@ -20,8 +22,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fleet_rlm.sandbox.worker_cells import SEED_FILE, write_seed
+
 SANDBOX_DIR = Path(__file__).resolve().parent
-WORKER_MODULES = ("worker.py", "worker_capture.py", "worker_globals.py", "worker_json.py", "worker_procs.py")
+WORKER_MODULES = (
+    "worker.py",
+    "worker_capture.py",
+    "worker_cells.py",
+    "worker_globals.py",
+    "worker_json.py",
+    "worker_procs.py",
+)
 """The modules a local sandbox loads (Daytona adds worker_lines.py, its text transport)."""
 
 GUEST_CODE_DIR = "/opt/fleet"
@@ -36,11 +47,20 @@ def boot_args(code_dir: str) -> list[str]:
     return ["-c", _BOOT.format(dir=code_dir)]
 
 
+def seed_cells() -> tuple[str, ...]:
+    """The cells every local sandbox runs: dspy.RLM's facade, installed at the start of each RLM forward."""
+    from dspy.primitives.facade import SHIM_SETUP
+
+    return (SHIM_SETUP,)
+
+
 @functools.cache
 def _version() -> str:
-    digest = hashlib.sha256(sys.implementation.cache_tag.encode() + b"\0")
+    digest = hashlib.sha256(sys.version.encode() + b"\0")  # the bytecode and the seed are this build's
     for name in WORKER_MODULES:
         digest.update(name.encode() + b"\0" + (SANDBOX_DIR / name).read_bytes() + b"\0")
+    for source in seed_cells():
+        digest.update(source.encode() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -58,6 +78,7 @@ def compiled_worker(data_dir: Path) -> Path:
             shutil.copyfile(SANDBOX_DIR / name, source)
             cached = importlib.util.cache_from_source(str(source))
             py_compile.compile(str(source), cached, doraise=True, invalidation_mode=UNCHECKED)
+        write_seed(building / SEED_FILE, seed_cells())
         for path in [building, *building.rglob("*")]:
             os.chmod(path, 0o755 if path.is_dir() else 0o644)  # the sandbox's own uid reads it
         os.rename(building, target)
