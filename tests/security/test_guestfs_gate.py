@@ -118,6 +118,7 @@ ALLOWED: dict[str, str] = {
     # guest through a per-sandbox view (issue 13 item 4)
     "sandbox/context_view.py": "sessions/<id>/context and sandboxes/<id> views: host-only, bound read-only",
     "sandbox/worker_code.py": "sandbox-code/<version>: the worker's modules and bytecode, host-only, bound read-only",
+    "sandbox/worker_cells.py": "its seed in sandbox-code/<version>: host-written, bound read-only in the guest",
     "sandbox/daytona/context.py": "reads the host-only session context directory to upload it",
     "runtime/context/documents.py": "writes the per-session context directory (host-only, read-only to the guest)",
     "runtime/context/repo.py": "clones into the per-session context directory (host-only) via temporary dirs",
