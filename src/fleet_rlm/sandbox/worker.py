@@ -23,15 +23,18 @@ from _queue import SimpleQueue
 # were two thirds of a sandbox start's CPU. Errors load `traceback` when they happen (format_exception).
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+"""The worker's code directory: its sibling modules and the host's seed of compiled cells."""
+
+
 def _sibling(name):
     """A stdlib-only module shipped next to this file (bound, uploaded or baked with it)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
+    sys.path.insert(0, _HERE)
     try:
         __import__(name)
         return sys.modules[name]
     finally:
-        sys.path.remove(here)
+        sys.path.remove(_HERE)
 
 
 _capture = _sibling("worker_capture")
@@ -182,7 +185,7 @@ class Worker:
         self.namespace["ToolError"] = ToolError
         self.namespace["SUBMIT"] = self._make_submit(None)
         self.submits = {}  # SUBMIT built for each output-field list (the host names them at every cell)
-        self.compiled = _cells.CompiledCells(_cells.read_seed(os.path.dirname(os.path.abspath(__file__))))
+        self.compiled = _cells.CompiledCells(_cells.read_seed(_HERE))
         self.hidden = frozenset(self.namespace)  # the worker's own names: never reported as REPL state
         _signal.signal(_signal.SIGINT, self._on_sigint)
 
