@@ -205,12 +205,13 @@ async def test_a_running_runs_events_are_stored_without_a_flush_and_stop_writes_
     assert await _stored(db, other) == [(1, "output")]
 
 
-async def test_a_follower_of_a_run_recorded_here_reads_no_database_yet_ends_when_the_run_is_final_there(
+async def test_a_follower_of_a_run_recorded_here_reads_no_database_and_ends_when_the_run_is_final_there(
     db: Database,
 ) -> None:
-    """A run this process records is followed from the bus's unsaved tail (no database read while it runs), but a
-    follower that finds the run final in the database (its terminal event committed, not yet handed to the bus —
-    or never, as after a crash) reads the terminal event from the database instead of ending without it."""
+    """A run this process records is followed from the bus's unsaved tail: while it records, quiet intervals read
+    neither its events nor its status. When its recording stops without a terminal event on the bus (its final
+    transaction failed, or another replica finalized it), the follower finds the run final in the database and
+    reads the terminal event from there instead of ending without it."""
     user_id, session_id, (run_id,) = await _runs(db, 1)
     bus = LocalBus()
     bus.unsaved.begin_run(run_id, 0)
@@ -235,6 +236,11 @@ async def test_a_follower_of_a_run_recorded_here_reads_no_database_yet_ends_when
     async with db.transaction() as s:  # the run ends in the database only: its terminal event is never delivered
         await runs_repo.set_run_status(s, run_id=run_id, status="succeeded")
         await append_events(s, run_id=run_id, events=[to_new_event(TurnFinished(run_id=run_id, session_id=session_id))])
+    reads.clear()
+    await asyncio.sleep(0.5)  # several quiet intervals (poll_s=0.05) while the run is still recorded here
+    assert not follower.done()
+    assert not [sql for sql in reads if sql.lstrip().upper().startswith("SELECT")]
+    bus.unsaved.end_run(run_id)  # the recording stops, as after a failed final transaction
     async with asyncio.timeout(30):
         await follower
     assert [(e["seq"], e["type"]) for e in seen] == [(1, "output"), (2, "output"), (3, "turn_finished")]

@@ -4,6 +4,7 @@ SQLAlchemy's own aiosqlite adapter, in one round trip to aiosqlite's thread."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -196,22 +197,20 @@ async def test_writers_queue_on_the_gate_in_arrival_order_and_readers_pass(sqlit
     assert titles == ["first", "third"]
 
 
-async def test_an_inline_transaction_hops_only_for_what_may_wait(sqlite_db: Database) -> None:
-    """`transaction(inline=True)`: reads before the first write and the first write itself go to aiosqlite's
-    thread (they may wait for another process), the statements after it run in the caller's thread, the commit
-    goes back to the thread (it may checkpoint); the next transaction on the connection hops as usual."""
+async def test_an_inline_transaction_makes_no_hop_unless_another_process_holds_the_lock(sqlite_db: Database) -> None:
+    """`transaction(inline=True)`: with this process's gate held no one else can hold SQLite's write lock, so its
+    reads, its first write, the statements after it and its commit all run in the caller's thread; the next
+    transaction on the same pooled connection hops per statement as usual."""
     async with sqlite_db.transaction() as session:
         user_id = (await users.get_or_create_user(session, name="alice")).id
     async with sqlite_db.transaction(inline=True) as session:
         hops, restore = _count_hops(await _driver(session))
         await session.execute(select(User).where(col(User.id) == user_id))
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="A"))
-        assert len(hops) == 2
         chat = await sessions.create_session(session, user_id=user_id, title="inline")
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="B"))
         assert (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
-        assert len(hops) == 2  # three more statements, none crossed
-    assert hops == ["_run_statement", "_run_statement", "commit"]
+    assert hops == []
     async with sqlite_db.session() as other:  # committed: another connection sees it
         assert (await sessions.get_session(other, user_id=user_id, session_id=chat.id)) is not None
         assert (await other.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
@@ -222,6 +221,47 @@ async def test_an_inline_transaction_hops_only_for_what_may_wait(sqlite_db: Data
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="D"))
     restore()
     assert hops == ["_run_statement", "_run_statement", "commit"]
+
+
+async def test_an_inline_first_write_waits_in_aiosqlites_thread_while_another_process_holds_the_lock(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """Another process's write lock (here a second connection outside the gate): the first write gets SQLite's
+    busy answer at once instead of sleeping in the event loop's thread, hops, waits there for the lock and
+    succeeds once it is released; the loop stays free meanwhile and the connection keeps its busy timeout."""
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    holder = sqlite3.connect(tmp_path / "fleet.db", isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("UPDATE users SET display_name = 'other process'")
+    ticks = 0
+
+    async def ticking() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.get_running_loop().create_task(ticking())
+    asyncio.get_running_loop().call_later(0.3, holder.commit)
+    try:
+        async with sqlite_db.transaction(inline=True) as session:
+            hops, restore = _count_hops(await _driver(session))
+            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="mine"))
+            await session.execute(update(User).where(col(User.id) == user_id).values(display_name="mine again"))
+            restore()
+    finally:
+        ticker.cancel()
+        holder.close()
+    assert hops == ["_run_statement"]  # the first write only; the rest and the commit ran in this thread
+    assert ticks >= 10  # the loop ran while the write waited for the other process
+    async with sqlite_db.session() as session:
+        assert (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == (
+            "mine again"
+        )
+        raw = await (await session.connection()).get_raw_connection()
+        cursor = raw.driver_connection._conn.execute("PRAGMA busy_timeout")  # type: ignore[union-attr]
+        assert cursor.fetchone()[0] == 30_000
 
 
 async def test_an_inline_statements_error_rolls_back_and_hands_the_gate_on(sqlite_db: Database) -> None:
@@ -266,3 +306,20 @@ async def test_inline_needs_wal(sqlite_db: Database) -> None:
         finally:
             raw.dbapi_connection.wal = True  # type: ignore[union-attr]
     assert hops == ["_run_statement", "_run_statement"]
+
+
+async def test_short_reads_make_no_hop_and_end_like_any_session(sqlite_db: Database) -> None:
+    """`Database.short_reads()` (what a turn's start reads): its reads run in the caller's thread; once it closes,
+    the pooled connection hops again for the next session's statements."""
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id
+    async with sqlite_db.short_reads() as session:
+        hops, restore = _count_hops(await _driver(session))
+        assert (await users.get_user(session, user_id=user_id)) is not None
+        assert (await sessions.list_sessions(session, user_id=user_id)).total == 0
+    assert hops == []
+    async with sqlite_db.session() as session:
+        assert await _driver(session) is not None
+        await session.execute(select(User).where(col(User.id) == user_id))
+    restore()
+    assert hops == ["_run_statement"]

@@ -36,16 +36,28 @@ class Database:
     async def transaction(self, *, inline: bool = False) -> AsyncIterator[AsyncSession]:
         """A session inside a transaction: commits on success, rolls back on error.
 
-        `inline`: on SQLite, the statements after the first write run in this thread, not in a hop through the
-        event loop (`OneHopConnection.run_inline`). For short write transactions that must not wait behind a busy
-        loop (the event writer's); a long statement in one would stall the loop.
+        `inline`: on SQLite, the reads, and the statements after the first write, run in this thread, not in a
+        hop through the event loop (`OneHopConnection.run_inline`). For short transactions that must not wait
+        behind a busy loop (a turn's start, the event writer's); a long statement in one would stall the loop.
         """
         async with self.sessionmaker() as session, session.begin():
-            if inline and self.backend == "sqlite":
-                raw = await (await session.connection()).get_raw_connection()
-                driver: Any = raw.dbapi_connection  # a OneHopConnection (store/sqlite_driver.py)
-                driver.run_inline()
+            if inline:
+                await self._run_inline(session)
             yield session
+
+    @asynccontextmanager
+    async def short_reads(self) -> AsyncIterator[AsyncSession]:
+        """A session for a few short reads on a hot path (what a turn's start reads): on SQLite they run in this
+        thread instead of a hop each through a busy loop (`OneHopConnection.run_inline`). Commit yourself."""
+        async with self.sessionmaker() as session:
+            await self._run_inline(session)
+            yield session
+
+    async def _run_inline(self, session: AsyncSession) -> None:
+        if self.backend == "sqlite":
+            raw = await (await session.connection()).get_raw_connection()
+            driver: Any = raw.dbapi_connection  # a OneHopConnection (store/sqlite_driver.py)
+            driver.run_inline()
 
     async def check(self) -> dict[str, Any]:
         """Health: never raises. Keys: backend, reachable, current, head, at_head, error."""

@@ -78,6 +78,27 @@ def _run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, ma
         cursor.close()
 
 
+def _run_unless_busy(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Result | None:
+    """In the caller's thread, the first write of a transaction that holds this process's gate: only another
+    process can hold SQLite's write lock then, so SQLite answers busy at once (no busy-handler sleeps here) and
+    None sends the statement to aiosqlite's thread to wait there. Only outside a transaction: the one this write
+    begins, rolled back on a busy answer, holds nothing (a kept read snapshot could never upgrade)."""
+    if conn.in_transaction:
+        return None
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        return _run_statement(conn, operation, parameters, many)
+    except sqlite3.OperationalError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY:
+            raise
+        if conn.in_transaction:
+            conn.rollback()
+        return None
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
+
+
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     """A buffered cursor whose results arrive with its one hop; closing it costs nothing."""
 
@@ -115,15 +136,21 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     def _run(self, operation: Any, parameters: Any, many: bool) -> None:
         connection: Any = self._connection  # an aiosqlite.Connection
         adapted: Any = self._adapt_connection
-        inline = adapted._inline and adapted._locked  # the write lock is held: nothing left to wait for, no hop
-        write = not inline and (adapted._inline or adapted._held is None) and _is_write(operation)
+        if adapted._inline and adapted._locked:  # the write lock is held: nothing left to wait for, no hop
+            inline, write = True, False
+        else:
+            write = (adapted._inline or adapted._held is None) and _is_write(operation)
+            inline = adapted._inline and not write  # a WAL reader waits for no writer: no hop either
         if write and adapted._database is not None and adapted._held is None:
             gate = _gate(adapted._database)
             adapted._held = gate if await_(_enter(gate)) else None
         try:
+            result = None
             if inline:
                 result = _run_statement(connection._conn, operation, parameters, many)
-            else:
+            elif write and adapted._inline and adapted._held is not None:  # the first write, this process's turn
+                result = _run_unless_busy(connection._conn, operation, parameters, many)
+            if result is None:
                 result = await_(connection._execute(_run_statement, connection._conn, operation, parameters, many))
         except Exception as error:  # sqlite3 errors, or aiosqlite's "no active connection"
             self._adapt_connection._handle_exception(error)
@@ -153,17 +180,19 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         super().__init__(dbapi, connection)
         self._database = None if database in (None, "", ":memory:") else database  # a private database: no gate
         self._held: asyncio.Lock | None = None  # the gate, from the first write statement to the transaction's end
-        self._inline = False  # this transaction runs its statements in the caller's thread once it holds the lock
+        self._inline = False  # reads, and writes once the lock is held, run in the caller's thread (run_inline)
         self._locked = False  # a write statement of the open transaction succeeded: SQLite's write lock is ours
         self.wal = False  # the file is in WAL mode (the engine's connect hook says so; store/engine.py)
 
     def run_inline(self) -> None:
-        """For the rest of this transaction, once its first write holds SQLite's write lock, run statements in the
-        caller's thread instead of a hop to aiosqlite's: holding the lock, a statement waits for nothing, and
-        under load a hop waits for a busy event loop (the event writer's ~10 statements a transaction took
-        30-100 ms that way). What can wait stays in aiosqlite's thread: the statements before the lock, the first
-        write (another process may hold the lock) and the commit (it may checkpoint the WAL, with fsyncs). Only
-        in WAL mode: with a rollback journal a long transaction's statement may wait for readers (to spill)."""
+        """Until this transaction ends, run its statements and its commit in the caller's thread instead of a hop
+        each to aiosqlite's: a WAL reader waits for no writer, a statement or commit holding the write lock waits
+        for nothing, and under load every hop waits for the busy event loop to come round: the event writer's
+        ~10 statements a transaction took 30-100 ms that way, and a burst of 50 turn starts queued ~20 ms each
+        on the gate, held across two hops (docs/performance.md). Only what may wait hops: a first write that
+        finds another process holding SQLite's lock (`_run_unless_busy`), and a rollback. The price: the commit
+        that crosses the WAL's auto-checkpoint threshold (every ~4 MB written) checkpoints in this thread. Only in
+        WAL mode: with a rollback journal a statement may wait for readers (to spill), and a reader for a writer."""
         self._inline = self.wal
 
     def _leave(self) -> None:
@@ -180,10 +209,18 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
 
     def commit(self) -> None:
         try:
-            if not self._idle():
+            if self._inline and self._locked:  # holding the write lock, the commit waits for no one either
+                self._commit_inline()
+            elif not self._idle():
                 super().commit()
         finally:
             self._leave()
+
+    def _commit_inline(self) -> None:
+        try:
+            self._connection._conn.commit()
+        except Exception as error:
+            self._handle_exception(error)
 
     def rollback(self) -> None:
         try:

@@ -44,14 +44,14 @@ async def principal_for_name(
     db: Database, settings: Settings, name: str, *, display_name: str | None = None, is_admin: bool = False
 ) -> Principal:
     """Get or create the user called `name` and their default workspace (with its roots on disk)."""
-    async with db.transaction() as s:
+    async with db.transaction(inline=True) as s:  # every request waits for these reads (store.Database)
         user = await users.get_or_create_user(s, name=name, display_name=display_name)
         return await _with_workspace(s, settings, user, is_admin=is_admin)
 
 
 async def principal_for_user_id(db: Database, settings: Settings, user_id: str) -> Principal | None:
     """The principal of an existing user (used after consuming a WebSocket ticket); None if gone."""
-    async with db.transaction() as s:
+    async with db.transaction(inline=True) as s:
         user = await users.get_user(s, user_id=user_id)
         if user is None:
             return None

@@ -6,7 +6,8 @@ that skip a seq (or a poke from another replica, or a quiet interval) make the f
 followed by this process's events that were delivered live but are not committed yet (`bus.unsaved`). The
 quiet re-read is only a safety net (a lost cross-replica notice, a run recovered elsewhere), so its interval
 doubles while a run stays quiet, up to `QUIET_MAX_S`: under load, when every run is slow, a re-read per
-follower per second was a sixth of the API process's CPU (docs/performance.md).
+follower per second was a sixth of the API process's CPU (docs/performance.md). A quiet run this process records
+costs no read at all: its tail is known, and its end comes through the bus.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ async def follow_run(
                         return
             if yielded:
                 continue
-            if quiet and await _run_is_final(database, run_id):
+            # a run this process records needs no check: its end comes through the bus (services/live/unsaved.py)
+            if quiet and not bus.unsaved.is_recording(run_id) and await _run_is_final(database, run_id):
                 # A final run without a terminal event (e.g. recovered from a crash): nothing more will come.
                 full = True
                 while full:

@@ -124,7 +124,7 @@ class TurnService:
         Idempotency-Key). Returns (run, session row), or (earlier run, None) for a repeated Idempotency-Key;
         raises _Raced when a concurrent request with the key got in first."""
         fingerprint = data.fingerprint()
-        async with self.database.transaction(inline=True) as session:  # short: its writes skip the loop
+        async with self.database.transaction(inline=True) as session:  # short: its statements and commit skip the loop
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
             if chat is None:
                 raise NotFound(f"session {session_id} not found", action="list your sessions with GET /api/v1/sessions")

@@ -45,7 +45,7 @@ async def build_turn_request(
 ) -> TurnRequest:
     """`chat`: the run's session row when the caller has it (one read less), else it is read here."""
     sources: list[ContextSource] = []
-    async with service.database.session() as session:
+    async with service.database.short_reads() as session:  # a turn start waits for these (store.Database)
         for attachment_id in data.attachment_ids:
             attachment = await attachments_repo.get_attachment(
                 session, user_id=caller.user_id, attachment_id=attachment_id
