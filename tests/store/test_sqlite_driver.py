@@ -197,10 +197,13 @@ async def test_writers_queue_on_the_gate_in_arrival_order_and_readers_pass(sqlit
     assert titles == ["first", "third"]
 
 
-async def test_an_inline_transaction_makes_no_hop_unless_another_process_holds_the_lock(sqlite_db: Database) -> None:
+async def test_an_inline_transaction_hops_only_to_commit_unless_another_process_holds_the_lock(
+    sqlite_db: Database,
+) -> None:
     """`transaction(inline=True)`: with this process's gate held no one else can hold SQLite's write lock, so its
-    reads, its first write, the statements after it and its commit all run in the caller's thread; the next
-    transaction on the same pooled connection hops per statement as usual."""
+    reads, its first write and the statements after it run in the caller's thread; the commit goes to
+    aiosqlite's thread (it may checkpoint); the next transaction on the same pooled connection hops per
+    statement as usual."""
     async with sqlite_db.transaction() as session:
         user_id = (await users.get_or_create_user(session, name="alice")).id
     async with sqlite_db.transaction(inline=True) as session:
@@ -210,7 +213,8 @@ async def test_an_inline_transaction_makes_no_hop_unless_another_process_holds_t
         chat = await sessions.create_session(session, user_id=user_id, title="inline")
         await session.execute(update(User).where(col(User.id) == user_id).values(display_name="B"))
         assert (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
-    assert hops == []
+        assert hops == []
+    assert hops == ["commit"]
     async with sqlite_db.session() as other:  # committed: another connection sees it
         assert (await sessions.get_session(other, user_id=user_id, session_id=chat.id)) is not None
         assert (await other.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == "B"
@@ -253,7 +257,7 @@ async def test_an_inline_first_write_waits_in_aiosqlites_thread_while_another_pr
     finally:
         ticker.cancel()
         holder.close()
-    assert hops == ["_run_statement"]  # the first write only; the rest and the commit ran in this thread
+    assert hops == ["_run_statement"]  # the first write only; the next statement ran in this thread
     assert ticks >= 10  # the loop ran while the write waited for the other process
     async with sqlite_db.session() as session:
         assert (await session.execute(select(User.display_name).where(col(User.id) == user_id))).scalar() == (

@@ -185,14 +185,14 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         self.wal = False  # the file is in WAL mode (the engine's connect hook says so; store/engine.py)
 
     def run_inline(self) -> None:
-        """Until this transaction ends, run its statements and its commit in the caller's thread instead of a hop
-        each to aiosqlite's: a WAL reader waits for no writer, a statement or commit holding the write lock waits
-        for nothing, and under load every hop waits for the busy event loop to come round: the event writer's
-        ~10 statements a transaction took 30-100 ms that way, and a burst of 50 turn starts queued ~20 ms each
-        on the gate, held across two hops (docs/performance.md). Only what may wait hops: a first write that
-        finds another process holding SQLite's lock (`_run_unless_busy`), and a rollback. The price: the commit
-        that crosses the WAL's auto-checkpoint threshold (every ~4 MB written) checkpoints in this thread. Only in
-        WAL mode: with a rollback journal a statement may wait for readers (to spill), and a reader for a writer."""
+        """Until this transaction ends, run its statements in the caller's thread instead of a hop each to
+        aiosqlite's: a WAL reader waits for no writer, a statement holding the write lock waits for nothing, and
+        under load every hop waits for the busy event loop to come round: the event writer's ~10 statements a
+        transaction took 30-100 ms that way, and a burst of 50 turn starts queued ~20 ms each on the gate, held
+        across two hops (docs/performance.md). Only what may wait hops: a first write that finds another process
+        holding SQLite's lock (`_run_unless_busy`), and the commit (it may checkpoint the WAL, with fsyncs). Only
+        in WAL mode: with a rollback journal a statement may wait for readers (to spill), and a reader for a
+        writer."""
         self._inline = self.wal
 
     def _leave(self) -> None:
@@ -209,18 +209,10 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
 
     def commit(self) -> None:
         try:
-            if self._inline and self._locked:  # holding the write lock, the commit waits for no one either
-                self._commit_inline()
-            elif not self._idle():
+            if not self._idle():
                 super().commit()
         finally:
             self._leave()
-
-    def _commit_inline(self) -> None:
-        try:
-            self._connection._conn.commit()
-        except Exception as error:
-            self._handle_exception(error)
 
     def rollback(self) -> None:
         try:
