@@ -16,7 +16,7 @@ import dspy
 from dspy.utils.callback import BaseCallback
 
 from fleet_rlm.config import Settings
-from fleet_rlm.llm import model_metadata
+from fleet_rlm.llm import model_metadata, type_adapters
 from fleet_rlm.llm.errors import InvalidProfile
 from fleet_rlm.llm.profiles import LMProfile
 
@@ -65,6 +65,7 @@ def build_lm(
     `overrides` replace computed kwargs (e.g. `timeout=5, num_retries=0` for a connectivity check)."""
     kwargs = {**lm_kwargs(profile, settings=settings, cache=cache), **overrides}
     model_metadata.install()
+    type_adapters.install()
     try:
         lm = dspy.LM(callbacks=list(callbacks or []), **kwargs)
     except (ValueError, TypeError, dspy.LMError) as exc:
