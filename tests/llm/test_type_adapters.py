@@ -33,7 +33,8 @@ def fresh(value: object) -> object:
 def test_built_lms_point_dspy_at_the_memo_and_answers_do_not_change(
     lm_server: FakeLMServer, llm_settings: Settings
 ) -> None:
-    build_lm(LMProfile(name="root", model=lm_server.model, api_base=lm_server.base_url, api_key="k"), settings=llm_settings)
+    profile = LMProfile(name="root", model=lm_server.model, api_base=lm_server.base_url, api_key="k")
+    build_lm(profile, settings=llm_settings)
     assert utils.TypeAdapter is memo.type_adapter
     for value in VALUES:
         expected = fresh(value)
