@@ -16,7 +16,7 @@ import dspy
 from dspy.utils.callback import BaseCallback
 
 from fleet_rlm.config import Settings
-from fleet_rlm.llm import model_metadata, type_adapters
+from fleet_rlm.llm import callback_dispatch, model_metadata, type_adapters
 from fleet_rlm.llm.errors import InvalidProfile
 from fleet_rlm.llm.profiles import LMProfile
 
@@ -66,6 +66,7 @@ def build_lm(
     kwargs = {**lm_kwargs(profile, settings=settings, cache=cache), **overrides}
     model_metadata.install()
     type_adapters.install()
+    callback_dispatch.install()
     try:
         lm = dspy.LM(callbacks=list(callbacks or []), **kwargs)
     except (ValueError, TypeError, dspy.LMError) as exc:
