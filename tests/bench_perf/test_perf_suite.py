@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from fleet_rlm.bench.perf import SCENARIOS, Report, Row, markdown_table
+from fleet_rlm.bench.perf.context import SuiteContext
 from fleet_rlm.bench.perf.script import ANSWER, MARK, perf_rule, task_for
 from fleet_rlm.testing import FakeLMServer
 
@@ -35,6 +38,28 @@ def test_failed_scenarios_appear_in_the_table(tmp_path: Path) -> None:
     path = report.write(tmp_path)
     assert json.loads(path.read_text())["errors"] == {"api": "boom"}
     assert (tmp_path / "perf-quick-latest.json").exists()
+
+
+def test_shared_processes_are_released_and_started_again_on_demand(tmp_path: Path) -> None:
+    """A scenario that needs the machine to itself stops the shared processes; the next user gets a fresh one."""
+    log: list[str] = []
+
+    @contextmanager
+    def process(name: str) -> Iterator[str]:
+        log.append(f"start {name}")
+        try:
+            yield name
+        finally:
+            log.append(f"stop {name}")
+
+    ctx = SuiteContext(quick=True, work_dir=tmp_path, verbose=False)
+    assert ctx.shared("lm", lambda: process("lm 1")) == "lm 1"
+    assert ctx.shared("lm", lambda: process("never")) == "lm 1"
+    ctx.release_shared()
+    assert log == ["start lm 1", "stop lm 1"]
+    assert ctx.shared("lm", lambda: process("lm 2")) == "lm 2"
+    ctx.close()
+    assert log == ["start lm 1", "stop lm 1", "start lm 2", "stop lm 2"]
 
 
 def test_script_counts_steps_without_state() -> None:

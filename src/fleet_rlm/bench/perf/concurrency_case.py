@@ -122,7 +122,10 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
 def run(ctx: SuiteContext) -> list[Row]:
     """Each configuration on a server of its own, stopped before the next starts: a finished burst's server
     keeps its 50 sessions' sandboxes (~1.3 GiB) for their idle timeout, and on our VMs the next burst then
-    paid 10-50 ms of page faults per turn more (first-touch memory, `perf`: clear_page in the sandboxes)."""
+    paid 10-50 ms of page faults per turn more (first-touch memory, `perf`: clear_page in the sandboxes).
+    For the same reason the suite's shared server (the turn and fan-out scenarios' sandboxes) is stopped
+    first: left idle beside the burst it doubled the burst's CPU per turn (115 vs 55 ms) on our VMs."""
+    ctx.release_shared()
     with harness(ctx.work_dir / "server-threads", turn_processes=0) as own:
         rows = _burst(ctx, own, "FLEET_TURN_PROCESSES=0: turns in API threads")
     processes = os.cpu_count() or 1
