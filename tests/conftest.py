@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,11 @@ from pathlib import Path
 import pytest
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+# A suite started in the background of a shell without job control (`cmd &`) inherits Ctrl-C as ignored, and so
+# would every CLI it spawns: the Ctrl-C tests would then test nothing. Give the suite and its children the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _SUITE_DB_URL = os.environ.get("FLEET_DATABASE_URL", "")
 if _SUITE_DB_URL.startswith("postgresql"):

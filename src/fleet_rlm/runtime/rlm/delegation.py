@@ -105,7 +105,9 @@ class Delegation:
                     results.append(f"[ERROR] {exc}")
             return results
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            # On a stop (budget, cancel, deadline) the children already running stop at their next check; waiting
+            # for them keeps every child's events before the parent's summary and terminal event.
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def tools(self) -> list[Any]:
         def rlm_query(task: str, context: str | None = None) -> str:
