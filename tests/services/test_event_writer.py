@@ -141,6 +141,35 @@ async def test_running_runs_usage_goes_in_their_shared_transaction(db: Database,
     await writer.stop()
 
 
+async def test_runs_finishing_together_share_one_transaction(db: Database, caplog: Any) -> None:
+    """Under load many runs end alike (succeeded, same values): their final writes, terminal events and answers go
+    in one transaction (a final-status UPDATE that could not run as an executemany made every such transaction
+    fail and be redone run by run, holding each turn_finished back for several commits)."""
+    user_id, session_id, runs = await _runs(db, 4)
+    bus = LocalBus()
+    writer = EventWriter(db, bus)
+    commits: list[int] = []
+    event.listen(db.engine.sync_engine, "commit", lambda _conn: commits.append(1))
+    recorders = [RunRecorder(writer, bus, run_id=run_id, session_id=session_id, user_id=user_id) for run_id in runs]
+    for recorder in recorders:
+        recorder.emit(Output(run_id=recorder.run_id, session_id=session_id, stream="stdout", text="done"))
+    finishing = [
+        recorder.finish(
+            TurnFinished(run_id=recorder.run_id, session_id=session_id), _final_writes(recorder.run_id, session_id)
+        )
+        for recorder in recorders
+    ]
+    with caplog.at_level("WARNING", logger="fleet_rlm.services.turns.event_writer"):
+        assert await asyncio.gather(*finishing) == [True] * len(runs)
+    assert commits == [1]
+    assert not [r for r in caplog.records if "run by run" in r.getMessage()]
+    assert [await _stored(db, run_id) for run_id in runs] == [[(1, "output"), (2, "turn_finished")]] * len(runs)
+    async with db.session() as s:
+        stored = [await runs_repo.get_run(s, run_id=run_id) for run_id in runs]
+    assert [(r.status, r.last_seq) for r in stored if r is not None] == [("succeeded", 2)] * len(runs)
+    await writer.stop()
+
+
 async def test_a_finishing_run_is_written_alone_and_the_others_follow_a_few_at_a_time(db: Database) -> None:
     """Parts nobody waits on never lengthen a waited-on run's transaction; once due they are written in bounded
     transactions (BACKGROUND_PARTS each), oldest first, until none is left."""

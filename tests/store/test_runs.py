@@ -154,6 +154,25 @@ async def test_final_statuses_of_runs_finishing_together(db: Database) -> None:
     assert stale is not None and (stale.status, stale.last_seq) == ("cancelled", 0)
 
 
+async def test_final_statuses_of_runs_finishing_alike(db: Database) -> None:
+    """The common case under load: several runs end with the same shape of values (succeeded, nothing else), one
+    executemany for all of them, each with its own last_seq."""
+    user_id, session_id = await _owner(db)
+    async with db.transaction() as s:
+        ids = [(await runs.create_run(s, user_id=user_id, session_id=session_id, owner="o"))[0].id for _ in range(3)]
+    async with db.transaction() as s:
+        await runs.set_final_statuses(
+            s, [(runs.FinalStatus(run_id=rid, status="succeeded"), n) for n, rid in enumerate(ids, 3)]
+        )
+    async with db.session() as s:
+        stored = {r.id: r for r in await runs.list_runs(s, session_id=session_id)}
+    assert [(stored[rid].status, stored[rid].last_seq, stored[rid].outcome) for rid in ids] == [
+        ("succeeded", 3, "complete"),
+        ("succeeded", 4, "complete"),
+        ("succeeded", 5, "complete"),
+    ]
+
+
 async def test_heartbeat_cancel_and_stale_detection(db: Database) -> None:
     user_id, session_id = await _owner(db)
     async with db.transaction() as s:
