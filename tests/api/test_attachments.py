@@ -137,6 +137,28 @@ def test_another_users_attachment_is_404(settings: Settings) -> None:
         assert_error(client.post("/api/v1/attachments", json={"text": "x"}), 401, "unauthorized")
 
 
+def test_a_turn_naming_an_attachment_the_caller_does_not_own_is_refused_and_creates_nothing(
+    settings: Settings,
+) -> None:
+    """The turn's attachments are read with its run's creation: another user's (or a deleted) attachment refuses
+    the turn with a 404 before any run or turn exists, over REST and over the execution WebSocket."""
+    secured = token_settings(settings)
+    with TestClient(create_app(secured)) as client:
+        alice, bob = bearer(secured, "alice"), bearer(secured, "bob")
+        attachment = client.post("/api/v1/attachments", json={"text": "secret"}, headers=alice).json()["id"]
+        sid = new_session(client, bob)
+        body = {"content": "read it", "execution_mode": "direct", "attachment_ids": [attachment]}
+        refused = client.post(f"/api/v1/sessions/{sid}/turns", json=body, headers={**bob, "Idempotency-Key": "k1"})
+        assert "POST /api/v1/attachments" in assert_error(refused, 404, "attachment_not_found")["action"]
+        ticket = client.post("/api/v1/auth/ws-ticket", headers=bob).json()["ticket"]
+        with client.websocket_connect(f"/api/v1/ws/execution?ticket={ticket}") as ws:
+            ws.send_json({"type": "message", "session_id": sid, **body})
+            frame = ws.receive_json()
+            assert (frame["type"], frame["code"]) == ("error", "attachment_not_found")
+        assert client.get(f"/api/v1/sessions/{sid}/turns", headers=bob).json()["total"] == 0
+        assert client.get(f"/api/v1/sessions/{sid}", headers=bob).json()["last_run_id"] is None
+
+
 def test_a_truncated_multipart_body_is_400_and_stores_nothing(settings: Settings) -> None:
     """A body cut before its closing boundary (or shorter than its Content-Length) is refused, not half-stored."""
     part = b'--B\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n'

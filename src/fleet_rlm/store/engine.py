@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event, make_url
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 from sqlalchemy.pool import NullPool
@@ -18,11 +18,6 @@ from sqlalchemy.pool import NullPool
 from fleet_rlm.store.urls import backend_of, normalize_url
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-SQLITE_POOL_SIZE, SQLITE_POOL_OVERFLOW = 20, 80
-"""SQLite's writers queue on the write gate (store/sqlite_driver.py) holding their pooled connection, so with
-SQLAlchemy's default 5 + 10 a burst of turn starts took every connection and a started turn's reads (a WAL
-reader waits for no writer) queued behind all the later starts: 50 turns at once waited 350-630 ms before
-reaching their worker. Idle connections above the pool size are closed when they come back."""
 
 
 def _use_wal(cursor: Any) -> bool:
@@ -75,8 +70,6 @@ def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> Async
         from fleet_rlm.store.sqlite_driver import dbapi
 
         kwargs["module"] = dbapi()
-        if pooled and make_url(url).database not in (None, "", ":memory:"):  # a memory database has one connection
-            kwargs.update(pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW)
     engine = _create_async_engine(url, **kwargs)
     if backend == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)

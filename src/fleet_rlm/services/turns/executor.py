@@ -18,7 +18,7 @@ from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
-from fleet_rlm.services.turns.sources import build_turn_request
+from fleet_rlm.services.turns.sources import TurnReads, build_turn_request
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.runs import FinalStatus
@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 
 
 async def execute_run(
-    service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken, chat: ChatSession | None = None
+    service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken, chat: ChatSession, reads: TurnReads
 ) -> None:
-    """`chat` is the session row as `start` read it (its summary and settings), saving the turn a read."""
+    """`chat` and `reads` are what `start` read with the run (the session row, `sources.TurnReads`): the turn
+    reaches the runtime without another read."""
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -58,7 +59,7 @@ async def execute_run(
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            request = await build_turn_request(service, caller, run, data, chat)
+            request = build_turn_request(service, caller, run, data, chat, reads)
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it

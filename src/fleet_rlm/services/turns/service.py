@@ -27,6 +27,7 @@ from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
+from fleet_rlm.services.turns.sources import TurnReads, read_turn_inputs
 from fleet_rlm.services.turns.titles import title_from_task
 from fleet_rlm.skills import require_skills
 from fleet_rlm.store import Database, IdempotencyConflictError
@@ -96,11 +97,12 @@ class TurnService:
             )
         require_skills(data.skills)
         try:
-            run, chat = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
+            run, created = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
         except (_Raced, IntegrityError):  # a concurrent start won the key or the turn index: its run decides
-            run, chat = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
-        if chat is None:  # an earlier run of this Idempotency-Key
+            run, created = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
+        if created is None:  # an earlier run of this Idempotency-Key
             return run
+        chat, reads = created
         if run.execution_mode == "rlm":  # its sandbox starts while the turn's request is built (runtime.prepare)
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, self._prepare, run.session_id, caller.workspace_id)
@@ -108,7 +110,7 @@ class TurnService:
         self.tokens[run.id] = token
         self.bus.unsaved.begin_run(run.id, run.last_seq)  # its events pass through this process (services/live)
         task = asyncio.get_running_loop().create_task(
-            execute_run(self.deps, caller, run, data, token, chat), name=f"run-{run.id}"
+            execute_run(self.deps, caller, run, data, token, chat, reads), name=f"run-{run.id}"
         )
         self.tasks[run.id] = task
         run_id = run.id
@@ -117,12 +119,13 @@ class TurnService:
 
     async def _create(
         self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None
-    ) -> tuple[Run, ChatSession | None]:
-        """One transaction, six statements: the session, the user's defaults, the turn (its index computed in
-        its INSERT), the run (already running, claimed by this server), the check that no other run of the
-        session is active, and the session's `last_run_id` (one more, the key's lookup, with an
-        Idempotency-Key). Returns (run, session row), or (earlier run, None) for a repeated Idempotency-Key;
-        raises _Raced when a concurrent request with the key got in first."""
+    ) -> tuple[Run, tuple[ChatSession, TurnReads] | None]:
+        """One transaction: the session, the user's defaults, what the turn's request reads (`TurnReads`: before
+        the first write, so SQLite's write gate is not held for it), the turn (its index computed in its
+        INSERT), the run (already running, claimed by this server), the check that no other run of the session
+        is active, and the session's `last_run_id` (one more, the key's lookup, with an Idempotency-Key).
+        Returns (run, (session row, reads)), or (earlier run, None) for a repeated Idempotency-Key; raises
+        _Raced when a concurrent request with the key got in first."""
         fingerprint = data.fingerprint()
         async with self.database.transaction(inline=True) as session:  # short: its statements and commit skip the loop
             chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=session_id)
@@ -137,6 +140,9 @@ class TurnService:
                         raise _idempotency_conflict()
                     return earlier, None
             defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
+            reads = await read_turn_inputs(
+                session, self.settings, user_id=caller.user_id, session_id=session_id, data=data
+            )
             run_id = new_id()
             turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run_id)
             try:
@@ -168,7 +174,7 @@ class TurnService:
             if not chat.title.strip():  # an untitled session is named after its first task
                 chat.title = title_from_task(data.content)
             await session.flush()
-        return run, chat
+        return run, (chat, reads)
 
     def _prepare(self, session_id: str, workspace_id: str) -> None:
         try:

@@ -1,23 +1,28 @@
 """Turn a client's input into the runtime's `TurnRequest`: context sources, earlier turns, the running summary.
 
-Attachments are resolved here (they are rows the caller must own); everything else is passed by reference and
-loaded by the runtime's context loaders inside the workspace.
+What it needs from the database is read with the run's creation (`read_turn_inputs`, in the same transaction);
+the request is then built without the database. Attachments are resolved there (they are rows the caller must
+own); everything else is passed by reference and loaded by the runtime's context loaders inside the workspace.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fleet_rlm.config import Settings
 from fleet_rlm.errors import NotFound
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
-from fleet_rlm.services.lms import load_config, session_profile_of, turn_lm_provider
+from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.store.models import Attachment, ChatSession, Run
+from fleet_rlm.store.models import Attachment, ChatSession, Run, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
-from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
 if TYPE_CHECKING:
@@ -40,29 +45,48 @@ def attachment_source(attachment: Attachment, data_dir: Path) -> ContextSource:
     )
 
 
-async def build_turn_request(
-    service: RunDeps, caller: Caller, run: Run, data: TurnInput, chat: ChatSession | None = None
-) -> TurnRequest:
-    """`chat`: the run's session row when the caller has it (one read less), else it is read here."""
-    sources: list[ContextSource] = []
-    async with service.database.short_reads() as session:  # a turn start waits for these (store.Database)
-        for attachment_id in data.attachment_ids:
-            attachment = await attachments_repo.get_attachment(
-                session, user_id=caller.user_id, attachment_id=attachment_id
+@dataclass(frozen=True)
+class TurnReads:
+    """What a turn's request needs from the database, read in the transaction that creates its run (before its
+    first write, so SQLite's write gate is not held for them): a started turn reads nothing more before it runs.
+    A second session after the start queued, in a burst of starts, behind every later start for a pooled
+    connection (the starts hold theirs while they wait for the write gate)."""
+
+    attachments: tuple[ContextSource, ...]
+    turns: tuple[Turn, ...]
+    lm_config: UserLMConfig
+    pins: dict[str, str]
+    mcp_servers: tuple[McpServerSpec, ...]
+
+
+async def read_turn_inputs(
+    session: AsyncSession, settings: Settings, *, user_id: str, session_id: str, data: TurnInput
+) -> TurnReads:
+    """Raises NotFound (`attachment_not_found`) for an attachment the caller does not own: the turn is refused."""
+    attachments = []
+    for attachment_id in data.attachment_ids:
+        attachment = await attachments_repo.get_attachment(session, user_id=user_id, attachment_id=attachment_id)
+        if attachment is None:
+            raise NotFound(
+                f"attachment {attachment_id} not found",
+                code="attachment_not_found",
+                action="upload it again with POST /api/v1/attachments",
             )
-            if attachment is None:
-                raise NotFound(
-                    f"attachment {attachment_id} not found",
-                    code="attachment_not_found",
-                    action="upload it again with POST /api/v1/attachments",
-                )
-            sources.append(attachment_source(attachment, service.settings.data_dir))
-        turns = await turns_repo.list_turns(session, session_id=run.session_id)
-        if chat is None:
-            chat = await sessions_repo.get_session(session, user_id=caller.user_id, session_id=run.session_id)
-        lm_config = await load_config(session, user_id=caller.user_id)
-        pins = await program_pins(session, user_id=caller.user_id)  # the caller's promoted versions, else global
-        mcp_servers = await turn_specs(session, service.settings, user_id=caller.user_id)
+        attachments.append(attachment_source(attachment, settings.data_dir))
+    return TurnReads(
+        attachments=tuple(attachments),
+        turns=tuple(await turns_repo.list_turns(session, session_id=session_id)),
+        lm_config=await load_config(session, user_id=user_id),
+        pins=await program_pins(session, user_id=user_id),  # the user's promoted versions, else global
+        mcp_servers=await turn_specs(session, settings, user_id=user_id),
+    )
+
+
+def build_turn_request(
+    service: RunDeps, caller: Caller, run: Run, data: TurnInput, chat: ChatSession, reads: TurnReads
+) -> TurnRequest:
+    """The runtime's request from the run, its input and what was read with it (no database access)."""
+    sources = list(reads.attachments)
     if data.context_text:
         sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
     sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
@@ -71,7 +95,7 @@ async def build_turn_request(
     sources.extend(ContextSource(kind="path", name=path, path=path) for path in data.context_paths)
     history = tuple(
         HistoryTurn(user_message=turn.user_message, answer=turn.answer or "")
-        for turn in turns
+        for turn in reads.turns
         if turn.id != run.turn_id and turn.answer
     )[-HISTORY_TURNS:]
     # budgets and mode were resolved once, when the run was created (service.start): the turn's input over the
@@ -93,10 +117,8 @@ async def build_turn_request(
         options=options,
         sources=tuple(sources),
         history=history,
-        session_summary=(chat.summary if chat is not None else "") or "",
-        lm_provider=turn_lm_provider(
-            service.settings, lm_config, session_profile_of(chat.settings if chat is not None else None)
-        ),
-        program_versions=pins,
-        mcp_servers=mcp_servers,
+        session_summary=chat.summary or "",
+        lm_provider=turn_lm_provider(service.settings, reads.lm_config, session_profile_of(chat.settings)),
+        program_versions=reads.pins,
+        mcp_servers=reads.mcp_servers,
     )
