@@ -6,8 +6,9 @@ or four per turn process: sessions hash onto the workers, so each has run turns)
 client's events are exactly seq 1..last (nothing lost, nothing repeated). Measured: the
 delay from an event's `ts` (set when the runtime emits it) to the client's receipt, p50/p99 over all events; the
 slowest turn; CPU seconds per turn of the API process alone and of its whole process tree (turn workers and
-sandboxes included); the server process's peak RSS. Run twice: turns in threads of the API process
-(`FLEET_TURN_PROCESSES=0`), then in one worker process per core (the default).
+sandboxes included); the server process's peak RSS. Run twice, each on a server of its own: turns in threads
+of the API process (`FLEET_TURN_PROCESSES=0`), then in one worker process per core (the default). The rows
+are the default's figures, with the threads' beside them as the baseline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import dataclass
 
 from fleet_rlm.bench.perf.context import SuiteContext
 from fleet_rlm.bench.perf.measure import (
@@ -31,6 +33,7 @@ from fleet_rlm.bench.perf.script import task_for
 from fleet_rlm.bench.perf.server import Harness, TurnTrace, harness, new_session, ws_turn
 
 S = "5 concurrency"
+THREADS = "turns in API threads (FLEET_TURN_PROCESSES=0)"
 LATENCY_S = 0.1
 IDEAL_S = 6 * LATENCY_S
 
@@ -62,7 +65,22 @@ async def _warm(shared: Harness, turns: int) -> None:
             raise RuntimeError(f"a warm-up turn ended with {trace.terminal}")
 
 
-def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0) -> list[Row]:
+@dataclass
+class _Burst:
+    """What one burst measured (figures in the rows' units)."""
+
+    problems: list[str]
+    summary: str
+    p50_ms: float | None
+    p99_ms: float | None
+    slowest_s: float | None
+    api_cpu_ms: float
+    all_cpu_ms: float
+    peak_rss_mb: float | None
+    children_rss_mb: float
+
+
+def _burst(ctx: SuiteContext, shared: Harness, *, processes: int = 0) -> _Burst:
     count = 3 if ctx.quick else 50
     asyncio.run(_warm(shared, max(1, 4 * processes)))
     sessions = [new_session(shared.server, f"concurrent {i}") for i in range(count)]
@@ -82,41 +100,22 @@ def _burst(ctx: SuiteContext, shared: Harness, label: str, *, processes: int = 0
     ok = [t for t in traces if isinstance(t, TurnTrace)]
     delays = [d for t in ok for d in t.delays_ms]
     events = sum(len(t.events) for t in ok)
-    sandboxes = tree_rss_mb(server_pid) - rss_mb(server_pid)
     summary = (
         f"{len(ok) - len([p for p in problems if 'ended' in p])}/{count} turns finished, {events} events, "
         f"{'no' if not problems else len(problems)} lost/duplicated/failed; all turns done in {wall:.1f} s; "
         f"load {load:.1f} at the start" + (f" (machine {quiet:.0%} busy just before)" if quiet is not None else "")
     )
-    note = summary + ("; " + "; ".join(problems[:3]) if problems else "")
-    p50 = percentile(delays, 50) if delays else None
-    p99 = percentile(delays, 99) if delays else None
-    slowest = max((t.wall_s for t in ok), default=None)
-    s = f"{S} ({label})"
-    return [
-        Row(
-            s,
-            f"{count} sessions x 5 iterations at once: failed turns + lost/duplicated event streams",
-            "",
-            float(len(problems)),
-            {},
-            0.0,
-            note=note,
-        ),
-        Row(s, "event emit -> WebSocket receipt (p50)", "ms", p50, {}),
-        Row(s, "event emit -> WebSocket receipt (p99)", "ms", p99, {}, 100.0),
-        Row(s, "slowest turn, wall", "s", slowest, {"ideal (6 LM calls x 100 ms)": IDEAL_S}, 3.0, target_is_ratio=True),
-        Row(s, "API process CPU per turn", "ms", api_cpu * 1000.0 / count, {}),
-        Row(s, "server CPU per turn, all processes (turn workers, sandboxes)", "ms", all_cpu * 1000.0 / count, {}),
-        Row(
-            s,
-            "server process peak RSS",
-            "MiB",
-            peak_rss_mb(server_pid),
-            {},
-            note=f"its child processes hold {sandboxes:.0f} MiB more (RSS after the run)",
-        ),
-    ]
+    return _Burst(
+        problems=problems,
+        summary=summary + ("; " + "; ".join(problems[:3]) if problems else ""),
+        p50_ms=percentile(delays, 50) if delays else None,
+        p99_ms=percentile(delays, 99) if delays else None,
+        slowest_s=max((t.wall_s for t in ok), default=None),
+        api_cpu_ms=api_cpu * 1000.0 / count,
+        all_cpu_ms=all_cpu * 1000.0 / count,
+        peak_rss_mb=peak_rss_mb(server_pid),
+        children_rss_mb=tree_rss_mb(server_pid) - rss_mb(server_pid),
+    )
 
 
 def run(ctx: SuiteContext) -> list[Row]:
@@ -124,11 +123,58 @@ def run(ctx: SuiteContext) -> list[Row]:
     keeps its 50 sessions' sandboxes (~1.3 GiB) for their idle timeout, and on our VMs the next burst then
     paid 10-50 ms of page faults per turn more (first-touch memory, `perf`: clear_page in the sandboxes).
     For the same reason the suite's shared server (the turn and fan-out scenarios' sandboxes) is stopped
-    first: left idle beside the burst it doubled the burst's CPU per turn (115 vs 55 ms) on our VMs."""
+    first: left idle beside the burst it doubled the burst's CPU per turn (115 vs 55 ms) on our VMs.
+
+    Ours is the default (one turn process per core); turns in API threads (`FLEET_TURN_PROCESSES=0`, what the
+    server did before turn processes) are measured the same way and shown as the baseline of each row."""
     ctx.release_shared()
     with harness(ctx.work_dir / "server-threads", turn_processes=0) as own:
-        rows = _burst(ctx, own, "FLEET_TURN_PROCESSES=0: turns in API threads")
+        threads = _burst(ctx, own)
     processes = os.cpu_count() or 1
     with harness(ctx.work_dir / "server-processes", turn_processes=processes) as own:
-        rows += _burst(ctx, own, f"FLEET_TURN_PROCESSES={processes}: the default here", processes=processes)
-    return rows
+        ours = _burst(ctx, own, processes=processes)
+    count = 3 if ctx.quick else 50
+
+    def vs(value: float | None) -> dict[str, float | None]:
+        return {THREADS: value}
+
+    note = f"FLEET_TURN_PROCESSES={processes} (the default: one per core): {ours.summary}. {THREADS}: {threads.summary}"
+    return [
+        Row(
+            S,
+            f"{count} sessions x 5 iterations at once: failed turns + lost/duplicated event streams",
+            "",
+            float(len(ours.problems)),
+            vs(float(len(threads.problems))),
+            0.0,
+            note=note,
+        ),
+        Row(S, "event emit -> WebSocket receipt (p50)", "ms", ours.p50_ms, vs(threads.p50_ms)),
+        Row(S, "event emit -> WebSocket receipt (p99)", "ms", ours.p99_ms, vs(threads.p99_ms), 100.0),
+        Row(
+            S,
+            "slowest turn, wall",
+            "s",
+            ours.slowest_s,
+            {"ideal (6 LM calls x 100 ms)": IDEAL_S, THREADS: threads.slowest_s},
+            3.0,
+            target_is_ratio=True,
+        ),
+        Row(S, "API process CPU per turn", "ms", ours.api_cpu_ms, vs(threads.api_cpu_ms)),
+        Row(
+            S,
+            "server CPU per turn, all processes (turn workers, sandboxes)",
+            "ms",
+            ours.all_cpu_ms,
+            vs(threads.all_cpu_ms),
+        ),
+        Row(
+            S,
+            "server process peak RSS",
+            "MiB",
+            ours.peak_rss_mb,
+            vs(threads.peak_rss_mb),
+            note=f"its child processes hold {ours.children_rss_mb:.0f} MiB more (RSS after the run); "
+            f"{THREADS}: {threads.children_rss_mb:.0f} MiB",
+        ),
+    ]
