@@ -48,6 +48,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if _use_wal(cursor) and hasattr(dbapi_connection, "wal"):
             dbapi_connection.wal = True  # a OneHopConnection may run statements inline (store/sqlite_driver.py)
+            cursor.execute("PRAGMA wal_autocheckpoint=0")  # its commits never checkpoint (store/sqlite_checkpoint.py)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
     finally:

@@ -38,6 +38,8 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
 from sqlalchemy.util import EMPTY_DICT
 from sqlalchemy.util.concurrency import await_
 
+from fleet_rlm.store.sqlite_checkpoint import checkpointer
+
 _Result = tuple[Any, list[Any], int, int | None]
 
 GATE_TIMEOUT_S = 10.0
@@ -185,14 +187,15 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         self.wal = False  # the file is in WAL mode (the engine's connect hook says so; store/engine.py)
 
     def run_inline(self) -> None:
-        """Until this transaction ends, run its statements in the caller's thread instead of a hop each to
-        aiosqlite's: a WAL reader waits for no writer, a statement holding the write lock waits for nothing, and
-        under load every hop waits for the busy event loop to come round: the event writer's ~10 statements a
-        transaction took 30-100 ms that way, and a burst of 50 turn starts queued ~20 ms each on the gate, held
-        across two hops (docs/performance.md). Only what may wait hops: a first write that finds another process
-        holding SQLite's lock (`_run_unless_busy`), and the commit (it may checkpoint the WAL, with fsyncs). Only
-        in WAL mode: with a rollback journal a statement may wait for readers (to spill), and a reader for a
-        writer."""
+        """Until this transaction ends, run its statements and its commit in the caller's thread instead of a hop
+        each to aiosqlite's: a WAL reader waits for no writer, a statement holding the write lock waits for
+        nothing, and under load every hop waits for the busy event loop to come round: the event writer's ~10
+        statements a transaction took 30-100 ms that way, a burst of 50 turn starts queued ~20 ms each on the
+        gate, held across two hops, and the commit's hop alone cost ~2 ms of the API's CPU a turn
+        (docs/performance.md). A commit never checkpoints on our connections (the engine turns SQLite's
+        auto-checkpoint off; `sqlite_checkpoint` does it on a thread of its own). Only what may wait hops: a
+        first write that finds another process holding SQLite's lock (`_run_unless_busy`). Only in WAL mode:
+        with a rollback journal a statement may wait for readers (to spill), and a reader for a writer."""
         self._inline = self.wal
 
     def _leave(self) -> None:
@@ -209,8 +212,17 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
 
     def commit(self) -> None:
         try:
-            if not self._idle():
+            if self._idle():
+                return
+            if self._inline and self._locked:  # holds the write lock: waits for nothing, and never checkpoints
+                try:
+                    self._connection._conn.commit()
+                except Exception as error:
+                    self._handle_exception(error)
+            else:
                 super().commit()
+            if self.wal and self._database is not None:
+                checkpointer.after_commit(self._database)
         finally:
             self._leave()
 
