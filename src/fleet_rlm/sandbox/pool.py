@@ -91,12 +91,11 @@ class SandboxPool:
             missing = self.size - len(self._spares[workspace]) - self._starting.get(workspace, 0)
             self._starting[workspace] = self._starting.get(workspace, 0) + max(missing, 0)
             for _ in range(max(missing, 0)):
-                thread = threading.Thread(target=self._start_spare, args=(workspace,), daemon=True)
-                threads.append(thread)
-        for thread in threads:
-            thread.start()
-        with self._lock:
+                threads.append(threading.Thread(target=self._start_spare, args=(workspace,), daemon=True))
+            # registered and started under the lock: a shutdown sees every started thread and joins it
             self._threads = [t for t in self._threads if t.is_alive()] + threads
+            for thread in threads:
+                thread.start()
         if wait:
             for thread in threads:
                 thread.join()
@@ -157,10 +156,9 @@ class SandboxPool:
                 ready = self._preparing[session_id] = threading.Event()
                 thread = threading.Thread(target=self._prepare, args=(session_id, workspace, ready), daemon=True)
                 self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+                thread.start()  # under the lock, as prewarm's: a shutdown never finds it registered but unstarted
         for session in stale:
             session.close()
-        if spare is None:
-            thread.start()
         if not others:
             self.prewarm(workspace)  # as a lease does: the workspace's next sessions find spares
 
