@@ -331,20 +331,3 @@ async def test_inline_needs_wal(sqlite_db: Database) -> None:
         finally:
             raw.dbapi_connection.wal = True  # type: ignore[union-attr]
     assert hops == ["_run_statement", "_run_statement"]
-
-
-async def test_short_reads_make_no_hop_and_end_like_any_session(sqlite_db: Database) -> None:
-    """`Database.short_reads()` (what a turn's start reads): its reads run in the caller's thread; once it closes,
-    the pooled connection hops again for the next session's statements."""
-    async with sqlite_db.transaction() as session:
-        user_id = (await users.get_or_create_user(session, name="alice")).id
-    async with sqlite_db.short_reads() as session:
-        hops, restore = _count_hops(await _driver(session))
-        assert (await users.get_user(session, user_id=user_id)) is not None
-        assert (await sessions.list_sessions(session, user_id=user_id)).total == 0
-    assert hops == []
-    async with sqlite_db.session() as session:
-        assert await _driver(session) is not None
-        await session.execute(select(User).where(col(User.id) == user_id))
-    restore()
-    assert hops == ["_run_statement"]

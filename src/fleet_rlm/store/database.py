@@ -45,14 +45,6 @@ class Database:
                 await self._run_inline(session)
             yield session
 
-    @asynccontextmanager
-    async def short_reads(self) -> AsyncIterator[AsyncSession]:
-        """A session for a few short reads on a hot path (what a turn's start reads): on SQLite they run in this
-        thread instead of a hop each through a busy loop (`OneHopConnection.run_inline`). Commit yourself."""
-        async with self.sessionmaker() as session:
-            await self._run_inline(session)
-            yield session
-
     async def _run_inline(self, session: AsyncSession) -> None:
         if self.backend == "sqlite":
             raw = await (await session.connection()).get_raw_connection()
