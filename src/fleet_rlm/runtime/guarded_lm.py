@@ -10,7 +10,7 @@ is dropped.
 from __future__ import annotations
 
 import contextvars
-import threading
+import _thread
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,12 +22,24 @@ from fleet_rlm.runtime.lm_wrapper import WrappedLM
 T = TypeVar("T")
 
 
-def run_interruptible(fn: Callable[[], T], control: TurnControl, *, name: str = "turn-lm-call") -> T:
-    """Run `fn` on a helper thread (in a copy of this context); raise the turn's stop as soon as it stops."""
+def run_interruptible(fn: Callable[[], T], control: TurnControl) -> T:
+    """Run `fn` on a helper thread (in a copy of this context); raise the turn's stop as soon as it stops.
+
+    A bare `_thread` and a lock, not `threading.Thread` and an Event: `Thread.start()` waits until the new
+    thread has run, a hand-off of the GIL and back on every LM call, and an Event is a Condition over a lock.
+    Under a burst (~25 turns a process) that cost ~1 ms of a turn process's CPU a turn (docs/performance.md).
+    Nothing on an LM call's path asks `threading` for its current thread."""
     control.check()
-    wake = threading.Event()
+    wake = _thread.allocate_lock()
+    wake.acquire()
     box: dict[str, Any] = {}
     context = contextvars.copy_context()
+
+    def release() -> None:
+        try:
+            wake.release()
+        except RuntimeError:  # released already (the call ended and the turn stopped at once)
+            pass
 
     def target() -> None:
         try:
@@ -35,13 +47,12 @@ def run_interruptible(fn: Callable[[], T], control: TurnControl, *, name: str = 
         except BaseException as exc:
             box["error"] = exc
         finally:
-            wake.set()
+            release()
 
-    thread = threading.Thread(target=target, name=name, daemon=True)
-    thread.start()
-    remove = control.on_stop(wake.set)
+    _thread.start_new_thread(target, ())
+    remove = control.on_stop(release)
     try:
-        wake.wait()
+        wake.acquire()
     finally:
         remove()
     if "error" in box:

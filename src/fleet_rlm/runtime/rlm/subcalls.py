@@ -65,7 +65,7 @@ class SubLM:
         started = time.monotonic()
         token = SUB_CALL.set(call_id)  # the model call's lm_call event names this llm_query
         try:
-            text = response_text(run_interruptible(lambda: self._call(prompt), self.control, name="sub-lm"))
+            text = response_text(run_interruptible(lambda: self._call(prompt), self.control))
         except BaseException as exc:
             self.emitter.emit(
                 SubLMEnd,
