@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi.responses import StreamingResponse
 
+from fleet_rlm.api.json_text import json_text
+
 KEEPALIVE = b": keep-alive\n\n"
 
 
 def sse_frame(event: dict[str, Any]) -> bytes:
-    data = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+    data = json_text(event)
     return f"id: {event.get('seq', '')}\nevent: {event.get('type', 'message')}\ndata: {data}\n\n".encode()
 
 

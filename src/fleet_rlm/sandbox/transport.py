@@ -69,7 +69,7 @@ class PipeTransport:
         self._write_fd = write_fd
         self._max_header = max_header
         self._max_body = max_body
-        self._inbox: queue.Queue[Frame | BaseException] = queue.Queue()
+        self._inbox: queue.SimpleQueue[Frame | BaseException] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
         self._closed = False
         self._reader = threading.Thread(target=self._read_loop, name="sandbox-transport", daemon=True)
@@ -122,7 +122,7 @@ class PipeTransport:
                 os.close(self._write_fd)
 
 
-def take_frame(inbox: queue.Queue[Any], timeout: float | None) -> Frame:
+def take_frame(inbox: queue.SimpleQueue[Any], timeout: float | None) -> Frame:
     """The next frame a reader thread queued; an end state (an exception) is sticky for every later call."""
     try:
         item = inbox.get(timeout=timeout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import WebSocket
 
 from fleet_rlm.api.auth import Principal, ticket_user
+from fleet_rlm.api.json_text import send_json_text
 from fleet_rlm.api.ws.frames import error_frame
 from fleet_rlm.errors import FleetError
 
@@ -18,6 +19,6 @@ async def accept_authenticated(websocket: WebSocket) -> Principal | None:
         return await ticket_user(websocket)
     except FleetError as exc:
         frame = error_frame(exc.code, exc.message, **({"action": exc.action} if exc.action else {}))
-        await websocket.send_json(frame)
+        await send_json_text(websocket, frame)
         await websocket.close(code=UNAUTHORIZED_CLOSE)
         return None

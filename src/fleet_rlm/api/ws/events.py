@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from fleet_rlm.api.json_text import send_json_text
 from fleet_rlm.api.ws.auth import accept_authenticated
 from fleet_rlm.api.ws.frames import error_frame
 from fleet_rlm.services.live.follow import follow_run, follow_session
@@ -25,8 +26,9 @@ async def events_socket(websocket: WebSocket) -> None:
     params = websocket.query_params
     run_id, session_id, after_text = params.get("run_id"), params.get("session_id"), params.get("after", "0")
     if not after_text.isdigit() or bool(run_id) == bool(session_id):
-        await websocket.send_json(
-            error_frame("invalid_query", "give exactly one of run_id or session_id, and after as a whole number")
+        await send_json_text(
+            websocket,
+            error_frame("invalid_query", "give exactly one of run_id or session_id, and after as a whole number"),
         )
         await websocket.close(code=1008)
         return
@@ -46,15 +48,15 @@ async def events_socket(websocket: WebSocket) -> None:
             if chat is not None:
                 events = follow_session(service.database, service.bus, session_id=chat.id, after=after)
     if not found:
-        await websocket.send_json(error_frame("not_found", "no such run or session"))
+        await send_json_text(websocket, error_frame("not_found", "no such run or session"))
         await websocket.close(code=1008)
         return
     last_seq = after
     try:
         async for event in events:
             last_seq = int(event["seq"])
-            await websocket.send_json({"type": "event", "data": event})
-        await websocket.send_json({"type": "end", "last_seq": last_seq})
+            await send_json_text(websocket, {"type": "event", "data": event})
+        await send_json_text(websocket, {"type": "end", "last_seq": last_seq})
         await websocket.close()
     except WebSocketDisconnect:
         pass

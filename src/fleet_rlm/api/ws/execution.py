@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
+from fleet_rlm.api.json_text import send_json_text
 from fleet_rlm.api.routes.turns import caller_of
 from fleet_rlm.api.ws.auth import accept_authenticated
 from fleet_rlm.api.ws.frames import CancelFrame, CommandFrame, FrameError, error_frame, parse_frame
@@ -33,7 +34,7 @@ class ExecutionSocket:
 
     async def send(self, frame: dict[str, Any]) -> None:
         async with self.send_lock:
-            await self.websocket.send_json(frame)
+            await send_json_text(self.websocket, frame)
 
     async def serve(self) -> None:
         try:

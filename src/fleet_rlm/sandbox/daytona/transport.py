@@ -60,7 +60,7 @@ class LineTransport:
         self._decoder = LineDecoder(PREFIX.size + max_header + max_body)
         self._partial = ""
         self._stderr = ""
-        self._inbox: queue.Queue[Frame | BaseException] = queue.Queue()
+        self._inbox: queue.SimpleQueue[Frame | BaseException] = queue.SimpleQueue()
         self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
         self._ended = threading.Event()
         self._broken = False
