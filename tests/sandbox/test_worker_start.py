@@ -37,3 +37,9 @@ def test_the_first_error_of_a_sandbox_shows_its_source(make_interpreter: MakeInt
         interp.execute("y = [1]\ny[5]")
     assert "y[5]" in str(info.value) and "IndexError" in str(info.value)
     assert interp.execute("import threading, signal, json\nthreading.current_thread() is threading.main_thread()")
+
+
+def test_guest_code_runs_with_the_cyclic_collector_on(make_interpreter: MakeInterpreter) -> None:
+    """The worker starts with the collector off (worker_code._BOOT) and turns it on before any cell."""
+    interp = make_interpreter()
+    assert interp.execute("import gc\ngc.isenabled()") is True

@@ -11,6 +11,7 @@ fds; the host treats every frame as untrusted and a malformed one ends the sandb
 import _signal
 import _thread
 import builtins
+import gc
 import io
 import itertools
 import os
@@ -488,6 +489,7 @@ def main(argv, channel_type=None):
 
     channel = (channel_type or Channel)(in_fd, out_fd)
     worker = Worker(channel, workspace, reap=reap, context=opts["--context"])
+    gc.enable()  # off while the worker started (worker_code._BOOT); guest code gets the usual collector
     try:
         worker.serve()
     finally:

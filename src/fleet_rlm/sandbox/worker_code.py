@@ -39,7 +39,12 @@ GUEST_CODE_DIR = "/opt/fleet"
 """Where the code directory appears inside bubblewrap."""
 
 UNCHECKED = py_compile.PycInvalidationMode.UNCHECKED_HASH
-_BOOT = "import sys; sys.path.insert(0, {dir!r}); import worker; del sys.path[0]; worker.main(sys.argv[1:])"
+_BOOT = (
+    "import gc; gc.disable(); import sys; sys.path.insert(0, {dir!r}); import worker; del sys.path[0]; "
+    "worker.main(sys.argv[1:])"
+)
+"""The cyclic collector is off while the worker starts (its imports make only live objects; collecting them was
+~0.5 ms of a ~10 ms start) and back on before any guest code runs (`worker.main`)."""
 
 
 def boot_args(code_dir: str) -> list[str]:
