@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import uvloop
 
 from fleet_rlm.config import Settings
 from fleet_rlm.llm.errors import ModelNotConfigured
@@ -47,11 +48,23 @@ def proc_settings(tmp_path_factory: pytest.TempPathFactory, fake_lm: FakeLMServe
     return _settings(tmp_path_factory.mktemp("proc") / "data", fake_lm)
 
 
-@pytest.fixture(scope="module")
-def processes(proc_settings: Settings) -> Iterator[ProcessRuntime]:
-    runtime = ProcessRuntime(proc_settings, processes=1)
+@pytest.fixture(scope="module", params=["reader thread", "event loop"])
+def processes(proc_settings: Settings, request: pytest.FixtureRequest) -> Iterator[ProcessRuntime]:
+    """Without a loop a thread reads each worker's pipe; the server passes its loop (uvloop), which reads them."""
+    if request.param == "reader thread":
+        runtime = ProcessRuntime(proc_settings, processes=1)
+        yield runtime
+        runtime.shutdown()
+        return
+    loop = uvloop.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-loop", daemon=True)
+    thread.start()
+    runtime = ProcessRuntime(proc_settings, processes=1, loop=loop)
     yield runtime
     runtime.shutdown()
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
 
 
 def _worker_pid(runtime: ProcessRuntime) -> int:

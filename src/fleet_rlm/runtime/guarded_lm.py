@@ -9,8 +9,8 @@ is dropped.
 
 from __future__ import annotations
 
-import contextvars
 import _thread
+import contextvars
 from collections.abc import Callable
 from typing import Any, TypeVar
 

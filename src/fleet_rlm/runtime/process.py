@@ -13,6 +13,7 @@ first need.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import threading
@@ -26,6 +27,7 @@ from fleet_rlm.errors import FleetError
 from fleet_rlm.events import ErrorEvent, TurnFailed
 from fleet_rlm.runtime.contracts import CancelToken, EventSink, LiveSandboxes, Runtime, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
+from fleet_rlm.runtime.pipe_frames import LoopReader
 from fleet_rlm.runtime.process_worker import PortableError, PortableTurn, worker_main
 from fleet_rlm.runtime.programs import MODULES, ProgramRegistry
 from fleet_rlm.runtime.recording import RecordingSink
@@ -63,21 +65,27 @@ class _Pending:
 
 
 class _Incarnation:
-    """One started worker process: its pipe, its reader thread, the turns it is running."""
+    """One started worker process: its command pipe, the pipe it answers on and who reads that (the event loop,
+    `pipe_frames.LoopReader`, else a thread of its own), the turns it is running."""
 
-    def __init__(self, index: int, settings: Settings) -> None:
+    def __init__(self, index: int, settings: Settings, loop: asyncio.AbstractEventLoop | None) -> None:
         context = _start_context()
         self.conn, child = context.Pipe()
+        self.inbox, outbox = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=worker_main, args=(child, settings), name=f"fleet-turns-{index}", daemon=True
+            target=worker_main, args=(child, outbox, settings), name=f"fleet-turns-{index}", daemon=True
         )
         self.process.start()
         child.close()
+        outbox.close()
         self.pending: dict[str, _Pending] = {}
         self.queries: dict[str, tuple[threading.Event, list[Any]]] = {}  # key -> (answered, [answer])
         self.lock = threading.Lock()
         self.dead = False
-        threading.Thread(target=self._read, name=f"fleet-turns-{index}-reader", daemon=True).start()
+        if loop is not None and not loop.is_closed():
+            LoopReader(loop, self.inbox, self._take_all, self._ended)
+        else:
+            threading.Thread(target=self._read, name=f"fleet-turns-{index}-reader", daemon=True).start()
 
     def send(self, message: tuple[Any, ...]) -> bool:
         with self.lock:
@@ -99,15 +107,25 @@ class _Incarnation:
     def _read(self) -> None:
         while True:
             try:
-                messages = self.conn.recv()  # a list: what the worker had queued, in order
-                for kind, key, payload in messages:
-                    self._take(kind, key, payload)
+                self._take_all(self.inbox.recv())
             except (EOFError, OSError):
                 break
             except Exception:  # an unpicklable or malformed message: the stream is no longer trustworthy
                 logger.exception("turn worker %s sent an unreadable message", self.process.pid)
                 break
+        self.inbox.close()
         self._died()
+
+    def _take_all(self, messages: list[tuple[str, str, Any]]) -> None:
+        """One message of the worker: a list, what it had queued, in order."""
+        for kind, key, payload in messages:
+            self._take(kind, key, payload)
+
+    def _ended(self) -> None:
+        """The loop read the pipe's end: the worker is gone. `_died` waits for its exit code, so not on the loop."""
+        with self.lock:
+            self.dead = True
+        threading.Thread(target=self._died, name="fleet-turns-died", daemon=True).start()
 
     def ask_pool(self) -> tuple[list[LeaseInfo], dict[str, int]] | None:
         """The worker's sandbox leases and pool counts; None when it is gone or does not answer in time."""
@@ -177,13 +195,21 @@ class _Incarnation:
         if self.process.is_alive():
             self.process.terminate()
             self.process.join(timeout=5)
-        self.conn.close()
+        self.conn.close()  # `inbox` is closed by its reader, at the end it then reads
 
 
 class ProcessRuntime:
     """Runs each turn in one of `processes` worker processes; the calling thread waits for its result."""
 
-    def __init__(self, settings: Settings, *, processes: int, programs: ProgramRegistry | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        processes: int,
+        programs: ProgramRegistry | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        """`loop`: the API's event loop, which then reads what the workers send (else a thread per worker does)."""
         if processes < 1:
             raise ValueError("ProcessRuntime needs at least one worker process")
         self.settings = settings
@@ -191,6 +217,7 @@ class ProcessRuntime:
         self.processes = processes
         self._lock = threading.Lock()
         self._workers: list[_Incarnation | None] = [None] * processes
+        self._loop = loop
         self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)
         self.pool: LiveSandboxes = _WorkerSandboxes(self)
 
@@ -207,7 +234,7 @@ class ProcessRuntime:
         with self._lock:
             worker = self._workers[index]
             if worker is None or worker.dead:
-                worker = self._workers[index] = _Incarnation(index, self.settings)
+                worker = self._workers[index] = _Incarnation(index, self.settings, self._loop)
             return worker
 
     def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:

@@ -1,7 +1,8 @@
 """The worker side of `ProcessRuntime`: one spawned process that runs turns with its own `TurnRuntime` and pool.
 
 It reads commands from its pipe (run, cancel, prepare, end_session, shutdown), runs each turn on a thread of its own and
-sends every event, LM recording and the final `TurnResult` back over the same pipe. Everything that crosses is
+sends every event, LM recording and the final `TurnResult` back over a second, one-way pipe (the API reads that one in
+its event loop, non-blocking: `runtime/pipe_frames.py`). Everything that crosses is
 plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only.
 Its log records cross too (`PipeLogHandler`), and it answers the API's questions about its sandbox pool.
 
@@ -169,7 +170,7 @@ class Outbox:
 
 
 class _Worker:
-    def __init__(self, conn: Connection, settings: Settings) -> None:
+    def __init__(self, conn: Connection, out: Connection, settings: Settings) -> None:
         from fleet_rlm.llm.provider import settings_provider
         from fleet_rlm.runtime.gate import TurnGate
         from fleet_rlm.sandbox import build_pool
@@ -180,7 +181,7 @@ class _Worker:
         self.gate = TurnGate()
         self.default_provider = settings_provider(settings)
         self.tokens: dict[str, CancelToken] = {}
-        self.outbox = Outbox(conn)
+        self.outbox = Outbox(out)
         logging.getLogger().addHandler(PipeLogHandler(self.send))
 
     def send(self, message: tuple[Any, ...]) -> None:
@@ -242,7 +243,7 @@ class _Worker:
         self.pool.shutdown()
 
 
-def worker_main(conn: Connection, settings: Settings) -> None:
+def worker_main(conn: Connection, out: Connection, settings: Settings) -> None:
     """Entry point of a spawned turn process.
 
     It lowers its own CPU priority first (and its sandboxes inherit it): under load the API process, which only
@@ -253,4 +254,4 @@ def worker_main(conn: Connection, settings: Settings) -> None:
         os.nice(WORKER_NICE)
     own_heap()  # the warm-up then freezes the imported heap and makes full collections rare (runtime/warm.py)
     logging.getLogger().setLevel(settings.log_level.upper())  # records go to the API process (PipeLogHandler)
-    _Worker(conn, settings).serve()
+    _Worker(conn, out, settings).serve()

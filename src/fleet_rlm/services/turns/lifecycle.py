@@ -77,7 +77,7 @@ def make_runtime(settings: Settings, programs: ProgramRegistry | None = None) ->
     if processes > 0:
         from fleet_rlm.runtime.process import ProcessRuntime
 
-        return ProcessRuntime(settings, processes=processes, programs=programs)
+        return ProcessRuntime(settings, processes=processes, programs=programs, loop=asyncio.get_running_loop())
     from fleet_rlm.runtime.turn import TurnRuntime
 
     return TurnRuntime(settings, programs=programs)
