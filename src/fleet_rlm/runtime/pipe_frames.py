@@ -3,7 +3,7 @@
 The messages are written by `multiprocessing.Connection.send` in the worker (`process_worker.Outbox`): a
 4-byte big-endian length (or -1 and an 8-byte length past 2 GiB), then the pickle. A reader thread blocked in
 `Connection.recv` cost each batch a hand-off to the event loop (`call_soon_threadsafe`, the loop's wake-up
-pipe, the GIL from the loop and back): under a burst of turns, ~4 ms of the API process's CPU a turn of ~12
+pipe, the GIL from the loop and back): ~0.8 ms of the API process's CPU a turn of ~12.8 under a burst of turns
 (docs/performance.md). Here the loop watches the fd and parses whole frames out of what it reads; a frame split
 across reads waits for its rest, so the loop never blocks on a slow writer. The fd is the read end of a pipe of
 its own: an event loop may make a watched fd non-blocking (uvloop does), which a pipe the API also writes to
