@@ -130,5 +130,6 @@ def test_local_turns_still_refuse_without_bubblewrap_when_isolation_is_required(
         result, sink = run(runtime, make_request(strict, "run code", session_id="s-local"))
         assert result.status == "failed"
         assert [e.code for e in sink.of("error")] == ["sandbox_isolation_unavailable"]
+        assert lm.requests == []  # refused before any model call, though the sandbox is leased at the first cell
     finally:
         runtime.shutdown()

@@ -3,7 +3,12 @@
 Around each RLM cell it emits `code` (before), `output` and `repl_variables` (after), checks the turn's stop
 signal, interrupts the running cell when the turn stops, installs the turn's own llm_query/llm_query_batched
 (events + shared budget) over the ones dspy.RLM generates, and scans artifacts/ afterwards. Setup cells (dspy's facade
-install) pass through silently. `ObservedFactory` is the zero-argument factory handed to `dspy.RLM`.
+install, serialized inputs) are silent, and wait for the first model cell: dspy.RLM runs them (and `start()`)
+before its first LM call, so that call waited for the sandbox to be leased, i.e. for a new session's sandbox to
+finish starting (under a burst of new sessions, hundreds of ms; seconds for a remote one). Deferred, the first
+LM call and the sandbox's start overlap; the first model cell leases it and replays the setup first. A setup
+cell that fails then ends the forward (`CodeInterpreterError`): it is dspy's fixed code. `ObservedFactory` is
+the zero-argument factory handed to `dspy.RLM`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
+from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError, FinalOutput
 from dspy.primitives.facade import HOST_TOKEN_VAR
 
 from fleet_rlm.events import Code, Output, ReplVariable, ReplVariables, SandboxReset
@@ -68,6 +73,7 @@ class ObservedInterpreter:
         self.progress = progress
         self.iteration = 0
         self._running = threading.Event()
+        self._setup: list[tuple[str, dict[str, Any] | None]] | None = []  # None once the sandbox is leased
 
     @property
     def tools(self) -> dict[str, Callable[..., Any]]:
@@ -86,7 +92,19 @@ class ObservedInterpreter:
         return str(getattr(self.inner, "execution_instructions", ""))
 
     def start(self) -> None:
+        """Deferred to the first model cell (see the module docstring)."""
+
+    def _lease(self) -> None:
+        """Lease the sandbox and run the setup cells dspy.RLM gave before the first model cell, in order."""
+        setup, self._setup = self._setup, None
+        if setup is None:
+            return
         self.inner.start()
+        for code, variables in setup:
+            try:
+                self.inner.execute(code, variables)
+            except (CodeExecutionError, SyntaxError) as exc:
+                raise CodeInterpreterError(f"the sandbox's setup failed: {exc}") from exc
 
     def shutdown(self) -> None:
         self.inner.shutdown()
@@ -96,7 +114,10 @@ class ObservedInterpreter:
 
     def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
         if variables and (HOST_TOKEN_VAR in variables or any(k.startswith("_raw_") for k in variables)):
-            return self.inner.execute(code, variables)  # setup cells, not model steps
+            if self._setup is not None:  # setup cells, not model steps: they run before the first model cell
+                self._setup.append((code, dict(variables)))
+                return None
+            return self.inner.execute(code, variables)
         self.control.check()
         self._install_tools()
         self.iteration += 1
@@ -105,6 +126,8 @@ class ObservedInterpreter:
         remove = self.control.on_stop(self._interrupt)
         self._running.set()
         try:
+            self._lease()
+            self.control.check()  # stopped while the sandbox was being leased
             result = self.inner.execute(code, variables)
         except (CodeExecutionError, SyntaxError) as exc:
             if str(exc).startswith(RESET_MARKER):
