@@ -55,5 +55,5 @@ def test_a_failing_setup_cell_ends_the_forward_at_the_first_model_cell(
     interpreter, _, _ = observed
     interpreter.start()
     assert interpreter.execute("raise ValueError('broken facade')", {HOST_TOKEN_VAR: "token"}) is None
-    with pytest.raises(CodeInterpreterError, match="(?s)setup failed.*broken facade"):
+    with pytest.raises(CodeInterpreterError, match=r"(?s)setup failed.*broken facade"):
         interpreter.execute("1 + 1")
