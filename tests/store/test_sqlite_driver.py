@@ -331,3 +331,30 @@ async def test_inline_needs_wal(sqlite_db: Database) -> None:
         finally:
             raw.dbapi_connection.wal = True  # type: ignore[union-attr]
     assert hops == ["_run_statement", "_run_statement"]
+
+
+async def test_an_inline_transaction_ends_without_letting_other_tasks_in(sqlite_db: Database) -> None:
+    """A burst of turn starts each ends its transaction and goes on (ack, prepare) before the next start runs;
+    AsyncSession's own exit closed in a task of its own, which queued every start behind all the others."""
+    async with sqlite_db.transaction() as session:
+        user_id = (await users.get_or_create_user(session, name="alice")).id  # the pool holds a connection now
+    order: list[str] = []
+
+    async def start() -> None:
+        async with sqlite_db.transaction(inline=True) as session:
+            await sessions.create_session(session, user_id=user_id, title="first")
+        order.append("first started")
+
+    async def other() -> None:
+        order.append("other ran")
+
+    await asyncio.gather(start(), other())
+    assert order == ["first started", "other ran"]
+    assert sqlite_db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError):
+        async with sqlite_db.transaction(inline=True) as session:
+            await sessions.create_session(session, user_id=user_id, title="rolled back")
+            raise RuntimeError("boom")
+    assert sqlite_db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    async with sqlite_db.session() as session:
+        assert [c.title for c in (await sessions.list_sessions(session, user_id=user_id)).items] == ["first"]
