@@ -37,8 +37,8 @@ class ListSink:
 
 @pytest.fixture(scope="session")
 def warm_pricing() -> None:
-    """The usage meter prices calls through LiteLLM's cost map; importing litellm takes seconds on a busy box,
-    so pay it once here rather than inside the first turn (where it would eat a short turn_timeout_s)."""
+    """The usage meter prices calls from LiteLLM's cost map; read it once here rather than inside the first turn
+    (where it would eat into a short turn_timeout_s)."""
     from fleet_rlm.llm.pricing import price
 
     price("openai/fake-model", 1, 1)

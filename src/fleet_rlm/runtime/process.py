@@ -35,8 +35,8 @@ from fleet_rlm.runtime.recording import RecordingSink
 logger = logging.getLogger(__name__)
 WORKER_DIED = "turn_worker_died"
 POOL_QUERY_TIMEOUT_S = 2.0  # a worker that does not answer about its sandboxes in time shows none
-PRELOAD = ("fleet_rlm.runtime.process_worker", "fleet_rlm.runtime.turn", "fleet_rlm.llm.pricing", "litellm")
-"""What the fork server imports once, before it forks any worker (the turn path and LiteLLM's cost table)."""
+PRELOAD = ("fleet_rlm.runtime.process_worker", "fleet_rlm.runtime.turn", "fleet_rlm.llm.pricing")
+"""What the fork server imports once, before it forks any worker: the turn path (not LiteLLM: llm/pricing.py)."""
 
 
 def _start_context() -> Any:

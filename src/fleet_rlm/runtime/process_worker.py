@@ -216,7 +216,7 @@ class _Worker:
 
     def serve(self) -> None:
         self.send(("ready", "", None))
-        warm_in_background()  # else the first turns of a burst pay LiteLLM's import here (seconds of CPU)
+        warm_in_background()  # else the first turns of a burst pay the imports and the price map here
         while True:
             try:
                 message = self.conn.recv()

@@ -1,12 +1,14 @@
-"""Import the heavy model libraries off the request path, so the first turn does not pay for them.
+"""Import the turn path and read the price map off the request path, so the first turn does not pay for them.
 
-LiteLLM alone is seconds of CPU to import (the cost table behind `llm/pricing.py`); a server process and each
-turn worker process start this in a background thread once they are up. A turn that needs the modules sooner
-waits on Python's import lock for the same import instead of doing it twice.
+dspy, the RLM and the sandbox client are most of a second of CPU to import; a server process and each turn
+worker process start this in a background thread once they are up. A turn that needs the modules sooner waits
+on Python's import lock for the same import instead of doing it twice. LiteLLM is not imported: dspy's native
+engine does not need it and `llm/pricing.py` reads its price map as data (a profile on LiteLLM's engine
+imports it at its first call).
 
 In a process whose entry point owns its collector (a turn worker, a server: `own_heap()`), the heap is then
 settled: frozen (`gc.freeze()`, as api/startup_gc.py does after startup) and full collections made rare. Under a
-50-turn burst, full collections re-scanned LiteLLM's and dspy's modules plus the running turns' objects and
+50-turn burst, full collections re-scanned dspy's modules plus the running turns' objects and
 paused a turn worker (every turn in it, and their live events) for 100-700 ms each, several per second; young
 collections still run as often as before, so short-lived cycles are collected as they were.
 """
@@ -41,10 +43,10 @@ def settle_heap() -> None:
 
 def warm_imports() -> None:
     try:
-        import litellm  # noqa: F401
-
-        from fleet_rlm.llm import pricing  # noqa: F401
+        from fleet_rlm.llm import pricing
         from fleet_rlm.runtime import turn  # noqa: F401  # the RLM, adapters and sandbox client a turn builds
+
+        pricing.cost_map()
     except Exception:  # warming is an optimisation; the first turn will import (and report) for real
         return
     settle_heap()
