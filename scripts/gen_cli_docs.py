@@ -55,8 +55,8 @@ any change is a full load, and an invalid setting is refused on every call, neve
 is always safe.
 
 What that buys ([performance.md](performance.md#the-cli-scenario-7), 2-core VM, as ratios to a bare script that
-imports dspy and makes one LM call, measured in the same run): `sessions list` 0.38-0.39x, `run` 0.61-0.67x,
-the chat (start, one question, `/exit`) 0.62-0.72x; `run` prints its session line after about a third of the
+imports dspy and makes one LM call, measured in the same run): `sessions list` 0.38-0.46x, `run` 0.54-0.67x,
+the chat (start, one question, `/exit`) 0.56-0.72x; `run` prints its session line after about a third of the
 bare script's time. The first call of a data dir starts the server: a few seconds, nearly all of it importing
 dspy and the web stack (a fresh database is created at head; the MCP SDK loads only on the first `/mcp` request).
 
