@@ -51,13 +51,14 @@ def test_runs_reuse_one_server_and_a_killed_one_is_replaced(tmp_path: Path) -> N
         wait_for(lambda: not pid_alive(pid), what="the killed server to exit")
         third = run_cli("fleet-rlm", ["run", "again?", "--mode", "direct", "--json"], env)
         assert third.returncode == 0, third
-        assert STARTING in third.stderr
+        assert STARTING in third.stderr and "restarting" not in third.stderr
         assert local_server_pid(data_dir) not in (None, pid)
 
         other = {**env, "FLEET_MAX_ITERS": "7"}  # other settings: that server is asked to stop and replaced
         replaced_pid = local_server_pid(data_dir)
         listed = run_cli("fleet-rlm", ["sessions", "list", "--json"], other)
         assert listed.returncode == 0, listed
+        assert "restarting the local server: the settings or the installed code changed" in listed.stderr
         assert len(json.loads(listed.stdout)["items"]) == 3  # the same data dir, whichever server reads it
         assert local_server_pid(data_dir) not in (None, replaced_pid)
         assert replaced_pid is not None and not pid_alive(replaced_pid)

@@ -212,21 +212,27 @@ def current(data_dir: Path) -> tuple[LocalServer, dict[str, Any]] | None:
     return server, answer
 
 
+STARTING = "starting the local server (later commands reuse it)…"
+REPLACING = "restarting the local server: the settings or the installed code changed…"
+
+
 def ensure_local_server(settings: CliSettings, notice: Notice | None = None) -> LocalServer:
     """A running local server for these settings: the one found in the data dir, or a new one."""
     data_dir = data_dir_ready(settings.data_dir)
     wanted = settings.fingerprint
     with dir_lock(data_dir):
         found = current(data_dir)
+        message = STARTING
         if found is not None:
             server, answer = found
             if answer.get("fingerprint") == wanted and attach(data_dir, server):
                 return server
             if answer.get("fingerprint") != wanted:
                 stop_server(server)  # other code or other settings: replace it
+                message = REPLACING
         remove_discovery(data_dir)  # none, stale (crashed, or another process on that port) or replaced
         if notice is not None:
-            notice("starting the local server (first use; later commands reuse it)…")
+            notice(message)
         server = _spawn(data_dir)
         if not attach(data_dir, server):
             raise FleetError("the local server stopped right after starting", code="local_server_failed")
