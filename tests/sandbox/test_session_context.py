@@ -8,6 +8,7 @@ tests/sandbox/daytona/test_session_context_daytona.py). Documents are written wh
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -160,3 +161,19 @@ def test_views_left_by_a_dead_process_are_pruned(tmp_path: Path) -> None:
     view = ContextView(tmp_path / "data")
     assert not stale.exists() and foreign.exists() and view.path.is_dir()
     view.remove()
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "reduced"], indirect=True)
+def test_a_sandbox_that_fails_to_spawn_leaves_no_view_and_no_pipes(options: SandboxOptions) -> None:
+    """The view is made before the worker's code is built and the process spawned; when either fails (here the
+    code directory's place is taken by a file), the view and the protocol pipes go with the error."""
+    from fleet_rlm.sandbox.launcher import spawn_worker
+
+    options.data_dir.mkdir(parents=True)
+    (options.data_dir / "sandbox-code").write_text("not a directory")
+    fds_before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(OSError):
+            spawn_worker(options, "ws")
+    assert list((options.data_dir / SANDBOXES_DIR).iterdir()) == []
+    assert set(os.listdir("/proc/self/fd")) <= fds_before

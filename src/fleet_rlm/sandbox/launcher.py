@@ -261,20 +261,21 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         nproc = _uid_task_count(os.getuid()) + options.max_processes
     guest_root = GUEST_ROOT if isolation == "bubblewrap" else str(roots.host_root)
     view = ContextView(options.data_dir)
-    guest_context = GUEST_CONTEXT if isolation == "bubblewrap" else str(view.path)
-    worker_args += ["--workspace", guest_root, "--limits", _limits(options, nproc), "--context", guest_context]
-    worker_args += ["--reap", "pidns" if isolation == "bubblewrap" else "tree"]
-    if isolation == "bubblewrap":
-        bwrap = bwrap_path()
-        assert bwrap is not None
-        argv = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root, context_view=view.path)
-        env, cwd = None, None
-    else:
-        code = str(compiled_worker(options.data_dir))
-        argv = [python_executable(), *PYTHON_FLAGS, *boot_args(code), *worker_args]
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root, **WORKER_ENV}
-        cwd = str(roots.host_root)
-    try:
+    try:  # whatever fails from here (building the worker's code, the spawn) takes the view and pipes with it
+        guest_context = GUEST_CONTEXT if isolation == "bubblewrap" else str(view.path)
+        worker_args += ["--workspace", guest_root, "--limits", _limits(options, nproc), "--context", guest_context]
+        worker_args += ["--reap", "pidns" if isolation == "bubblewrap" else "tree"]
+        if isolation == "bubblewrap":
+            bwrap = bwrap_path()
+            assert bwrap is not None
+            argv = bwrap_argv(bwrap, options, roots, worker_args, as_root=as_root, context_view=view.path)
+            env, cwd = None, None
+        else:
+            code = str(compiled_worker(options.data_dir))
+            argv = [python_executable(), *PYTHON_FLAGS, *boot_args(code), *worker_args]
+            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root}
+            env.update(WORKER_ENV)
+            cwd = str(roots.host_root)
         process = _spawner.popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -287,6 +288,8 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         )
     except BaseException:
         view.remove()
+        os.close(from_worker_r)
+        os.close(to_worker_w)
         raise
     finally:
         os.close(to_worker_r)

@@ -20,6 +20,7 @@ import py_compile
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from fleet_rlm.sandbox.worker_cells import SEED_FILE, write_seed
@@ -69,12 +70,24 @@ def _version() -> str:
     return digest.hexdigest()[:16]
 
 
+_build_lock = threading.Lock()
+"""One build at a time in this process: CPython 3.11 before 3.11.8 corrupts its AST converter's recursion count
+when two threads convert at once ("AST constructor recursion depth mismatch", gh-106905), and the seed's
+compile is such a conversion; a pool starting two spares on a new data dir did exactly that. Other processes
+building the same version are safe: each builds beside the target and renames into place."""
+
+
 def compiled_worker(data_dir: Path) -> Path:
     """The directory holding this worker version's modules and bytecode (built when missing)."""
-    parent = data_dir / "sandbox-code"
-    target = parent / _version()
+    target = data_dir / "sandbox-code" / _version()
     if target.is_dir():
         return target
+    with _build_lock:
+        return target if target.is_dir() else _build(target)
+
+
+def _build(target: Path) -> Path:
+    parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(dir=parent, prefix=".build-"))
     try:
