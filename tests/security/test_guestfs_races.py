@@ -132,7 +132,7 @@ def test_memory_read_and_append(world: SimpleNamespace) -> None:
         _no_secret(memory.read())
         try:
             memory.append("a note for the workspace")
-        except OSError:
+        except (OSError, WorkspaceUnavailable):  # refused (the guest raced every retry of its roots): never leaked
             pass
         assert secret_memories.read_text() == SECRET
 
