@@ -17,6 +17,7 @@ import { SessionMenu } from "../features/share/SessionMenu";
 import { SessionPanel, usePanelOpen } from "../features/session-panel/SessionPanel";
 import { api, call, type Schemas } from "../lib/api/client";
 import { useRun } from "../lib/events/useRun";
+import { refreshAfterWrite } from "../lib/refresh";
 
 export function WorkspacePage() {
   const { sessionId } = useParams();
@@ -51,9 +52,9 @@ function Conversation({ sessionId, panelOpen, onTogglePanel }: { sessionId?: str
   const active = states.data?.items.find((s) => s.session_id === sessionId)?.active_run?.id;
   const currentRunId = started?.runId ?? active ?? session.data?.last_run_id ?? null;
   const refresh = () => {
-    void client.invalidateQueries({ queryKey: ["sessions"] });
-    void client.invalidateQueries({ queryKey: ["runs"] });
-    void client.invalidateQueries({ queryKey: ["volume"] });
+    void refreshAfterWrite(client, { queryKey: ["sessions"] });
+    void refreshAfterWrite(client, { queryKey: ["runs"] });
+    void refreshAfterWrite(client, { queryKey: ["volume"] });
   };
   const view = useRun(currentRunId, refresh);
   const run = useQuery({

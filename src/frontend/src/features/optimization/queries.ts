@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { api, call, type Schemas } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export type OptRun = Schemas["fleet_rlm__schemas__optimization__RunOut"];
 export type Module = Schemas["ModuleOut"];
@@ -46,8 +47,8 @@ export function useRefreshOnRunEnd(runs: OptRun[] | undefined) {
   const previous = useRef<string | null>(null);
   useEffect(() => {
     if (previous.current !== null && previous.current !== active) {
-      void client.invalidateQueries({ queryKey: [...KEY, "status"] });
-      void client.invalidateQueries({ queryKey: [...KEY, "versions"] });
+      void refreshAfterWrite(client, { queryKey: [...KEY, "status"] });
+      void refreshAfterWrite(client, { queryKey: [...KEY, "versions"] });
     }
     previous.current = active;
   }, [active, client]);
@@ -66,7 +67,7 @@ export function useRun(id: string | null) {
       // the run just ended: refresh what it changed (counters, the run list, saved versions), once
       if (!ACTIVE.includes(run.status) && !ended.has(run.id)) {
         ended.add(run.id);
-        void client.invalidateQueries({ queryKey: KEY, predicate: (q) => !(q.queryKey[1] === "run" && q.queryKey[2] === id) });
+        void refreshAfterWrite(client, { queryKey: KEY, predicate: (q) => !(q.queryKey[1] === "run" && q.queryKey[2] === id) });
       }
       return run;
     },
@@ -96,7 +97,7 @@ export function useVersions() {
 
 export function useOptimizationMutations() {
   const client = useQueryClient();
-  const refresh = () => client.invalidateQueries({ queryKey: KEY });
+  const refresh = () => refreshAfterWrite(client, { queryKey: KEY });
   return {
     upload: useMutation({
       mutationFn: (body: Schemas["DatasetCreate"]) => call(api.POST("/api/v1/optimization/datasets", { body })),

@@ -6,6 +6,7 @@ import { newKey } from "../../lib/ids";
 import { startTurn } from "../../lib/events/socket";
 import { fetchTicket } from "../../lib/events/ticket";
 import type { TurnRequest } from "../composer/Composer";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export function useTurnStarter() {
   const client = useQueryClient();
@@ -17,7 +18,7 @@ export function useTurnStarter() {
         id = (await call(api.POST("/api/v1/sessions", { body: { title: "" } }))).id;
       }
       const runId = await startTurn({ ...request, session_id: id, idempotency_key: newKey() }, fetchTicket);
-      void client.invalidateQueries({ queryKey: ["sessions"] });
+      void refreshAfterWrite(client, { queryKey: ["sessions"] });
       return { sessionId: id, runId };
     },
     [client],

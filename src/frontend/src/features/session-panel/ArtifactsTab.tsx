@@ -10,6 +10,7 @@ import { FileViewer } from "../volumes/FileViewer";
 import { useVolumeFile } from "../volumes/queries";
 import { CsvPreview, isCsv } from "./CsvPreview";
 import { useSessionArtifacts } from "./queries";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export function ArtifactsTab({ sessionId }: { sessionId: string }) {
   const artifacts = useSessionArtifacts(sessionId);
@@ -43,7 +44,7 @@ function ArtifactPreview({ artifact }: { artifact: Schemas["ArtifactOut"] }) {
   // the viewer's Delete removes the workspace file; the run's artifact record stays and says the file is gone
   const onDeleted = () => {
     setDeleted(true);
-    void client.invalidateQueries({ queryKey: ["volume"] });
+    void refreshAfterWrite(client, { queryKey: ["volume"] });
   };
   if (deleted || (file.error instanceof ApiError && file.error.status === 404))
     return (

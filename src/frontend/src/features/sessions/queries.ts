@@ -1,6 +1,7 @@
 // Server state of sessions (TanStack Query): list/search, one session, its turns, and active runs.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, call } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export const sessionKeys = {
   list: (q: string) => ["sessions", "list", q] as const,
@@ -39,7 +40,7 @@ export function useSessionStates() {
 
 export function useSessionMutations() {
   const client = useQueryClient();
-  const refresh = () => client.invalidateQueries({ queryKey: ["sessions"] });
+  const refresh = () => refreshAfterWrite(client, { queryKey: ["sessions"] });
   const create = useMutation({
     mutationFn: (title: string) => call(api.POST("/api/v1/sessions", { body: { title } })),
     onSuccess: refresh,

@@ -4,13 +4,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import { api, call, type Schemas } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 const split = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
 
 export function McpServers() {
   const client = useQueryClient();
   const list = useQuery({ queryKey: ["mcp-servers"], queryFn: () => call(api.GET("/api/v1/mcp-servers")) });
-  const refresh = () => client.invalidateQueries({ queryKey: ["mcp-servers"] });
+  const refresh = () => refreshAfterWrite(client, { queryKey: ["mcp-servers"] });
   const create = useMutation({ mutationFn: (body: Schemas["McpServerCreate"]) => call(api.POST("/api/v1/mcp-servers", { body })), onSuccess: refresh });
   const patch = useMutation({
     mutationFn: ({ id, enabled }: { id: string; enabled: boolean }) =>

@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { ErrorView, Loading } from "../../components/States";
 import { api, call, type Schemas } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 type Values = Schemas["RuntimeValues"];
 type Key = keyof Values;
@@ -56,7 +57,7 @@ export function RuntimeSettings() {
   useEffect(() => setDraft(current.data?.effective ?? null), [current.data]);
   const save = useMutation({
     mutationFn: (body: Schemas["RuntimeOverrides"]) => call(api.PATCH("/api/v1/runtime/settings", { body })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ["runtime"] }),
+    onSuccess: () => refreshAfterWrite(client, { queryKey: ["runtime"] }),
   });
   const effective = current.data?.effective;
   const overrides = current.data?.overrides ?? {};

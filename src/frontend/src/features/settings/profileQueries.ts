@@ -1,6 +1,7 @@
 // LLM profiles and role bindings (server state).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, call, type Schemas } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export function useProfiles() {
   return useQuery({ queryKey: ["llm", "profiles"], queryFn: () => call(api.GET("/api/v1/llm-profiles")) });
@@ -12,7 +13,7 @@ export function useRoles() {
 
 export function useProfileMutations() {
   const client = useQueryClient();
-  const refresh = () => client.invalidateQueries({ queryKey: ["llm"] });
+  const refresh = () => refreshAfterWrite(client, { queryKey: ["llm"] });
   return {
     create: useMutation({ mutationFn: (body: Schemas["ProfileCreate"]) => call(api.POST("/api/v1/llm-profiles", { body })), onSuccess: refresh }),
     update: useMutation({

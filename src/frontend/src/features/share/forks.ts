@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, call, type Schemas } from "../../lib/api/client";
 import type { TurnRequest } from "../composer/Composer";
 import { rememberMode, savedMode, type Mode } from "../composer/mode";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 const MODES: readonly string[] = ["auto", "direct", "tools", "rlm"];
 
@@ -32,7 +33,7 @@ export function useFork() {
     mutationFn: ({ sessionId, afterTurn }: { sessionId: string; afterTurn?: number }) => forkSession(sessionId, afterTurn),
     onSuccess: (made, { sessionId }) => {
       rememberMode(made.id, savedMode(sessionId));
-      void client.invalidateQueries({ queryKey: ["sessions"] });
+      void refreshAfterWrite(client, { queryKey: ["sessions"] });
     },
   });
 }

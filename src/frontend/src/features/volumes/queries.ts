@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, call, rawFetch, type Schemas } from "../../lib/api/client";
+import { refreshAfterWrite } from "../../lib/refresh";
 
 export function useVolumeTree() {
   return useQuery({
@@ -28,7 +29,7 @@ const fileUrl = (path: string, overwrite = false) =>
 export function useVolumeWrites() {
   const client = useQueryClient();
   const refresh = (path: string) => {
-    void client.invalidateQueries({ queryKey: ["volume", "tree"] });
+    void refreshAfterWrite(client, { queryKey: ["volume", "tree"] });
     client.removeQueries({ queryKey: ["volume", "file", path] });
   };
   const upload = useMutation({
