@@ -273,8 +273,12 @@ def spawn_worker(options: SandboxOptions, workspace_id: str | None = None) -> Lo
         else:
             code = str(compiled_worker(options.data_dir))
             argv = [python_executable(), *PYTHON_FLAGS, *boot_args(code), *worker_args]
-            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "WORKSPACE_ROOT": guest_root}
-            env.update(WORKER_ENV)
+            env = {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "LANG": "C.UTF-8",
+                "WORKSPACE_ROOT": guest_root,
+                **WORKER_ENV,
+            }
             cwd = str(roots.host_root)
         process = _spawner.popen(
             argv,

@@ -71,10 +71,10 @@ def _version() -> str:
 
 
 _build_lock = threading.Lock()
-"""One build at a time in this process: CPython 3.11 before 3.11.8 corrupts its AST converter's recursion count
-when two threads convert at once ("AST constructor recursion depth mismatch", gh-106905), and the seed's
-compile is such a conversion; a pool starting two spares on a new data dir did exactly that. Other processes
-building the same version are safe: each builds beside the target and renames into place."""
+"""One build at a time in this process: CPython 3.11 (seen on 3.11.7) can corrupt its AST converter's shared
+recursion count when two threads convert at once ("AST constructor recursion depth mismatch", gh-106905), and
+the seed's compile is such a conversion; a pool starting two spares on a new data dir did exactly that. Other
+processes building the same version are safe: each builds beside the target and renames into place."""
 
 
 def compiled_worker(data_dir: Path) -> Path:
