@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -14,6 +15,7 @@ from dspy.primitives.code_interpreter import (
     FinalOutput,
 )
 
+from fleet_rlm.sandbox.protocol import ENCODE_CHUNK_CHARS
 from tests.sandbox.conftest import MakeInterpreter
 
 
@@ -82,6 +84,15 @@ def test_variables_are_rebound_every_cell(make_interpreter: MakeInterpreter) -> 
     assert interp.execute("print(len(context), query)", {"context": big + "y", "query": "r"}) == "300001 r"
     data = {"rows": [{"i": i} for i in range(20_000)]}
     assert interp.execute("print(len(data['rows']))", {"data": data}) == "20000"
+
+
+def test_large_text_inputs_arrive_exactly(make_interpreter: MakeInterpreter) -> None:
+    """Sent in encoded chunks (protocol.Body), a text with every kind of character arrives as it was."""
+    text = "a" * (ENCODE_CHUNK_CHARS - 1) + "😀é€\ud800" + "z" * 1000 + "\udfff"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    interp = make_interpreter()
+    code = "import hashlib\nprint(len(context), hashlib.sha256(context.encode('utf-8', 'surrogatepass')).hexdigest())"
+    assert interp.execute(code, {"context": text}) == f"{len(text)} {digest}"
 
 
 def test_host_tools_and_errors(make_interpreter: MakeInterpreter) -> None:

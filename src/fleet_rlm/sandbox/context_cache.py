@@ -7,7 +7,8 @@ makes naive interpreters slow, so the host remembers what the worker holds:
 - other values: the same object (held here so its id cannot be reused) of unchanged length is trusted when
   its encoding was large; small encodings are simply re-encoded and compared. An in-place mutation of a
   large container that keeps its length is therefore not detected (dspy inputs are not mutated in place).
-Large values travel in the frame body (raw UTF-8, no JSON escaping); small ones inline in the header. The
+Large values travel in the frame body (raw UTF-8, no JSON escaping; a string is encoded a chunk at a time as
+it is written, see `protocol.Body`); small ones inline in the header. The
 worker keeps the last values and re-binds them before each cell, matching dspy's "inputs are re-injected"
 semantics without re-sending them.
 """
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from fleet_rlm.sandbox.protocol import Body, utf8_size
 
 REVALIDATE_MAX_BYTES = 1024 * 1024
 
@@ -65,11 +68,11 @@ class ContextCache:
     def reset(self) -> None:
         self._sent.clear()
 
-    def diff(self, variables: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    def diff(self, variables: dict[str, Any]) -> tuple[dict[str, Any], Body]:
         """Header fields (`vars`, `blobs`, `drop`) and the body carrying the large changed values."""
         inline: dict[str, Any] = {}
         blobs: list[list[Any]] = []
-        parts: list[bytes] = []
+        parts: list[bytes | str] = []
         offset = 0
         for name, value in variables.items():
             sent = self._sent.get(name)
@@ -77,15 +80,13 @@ class ContextCache:
                 fingerprint: tuple[Any, ...] = ("str", len(value), hash(value))
                 if sent is not None and sent.fingerprint == fingerprint:
                     continue
-                if len(value) * 4 <= self.inline_max_bytes or len(value.encode("utf-8", "surrogatepass")) <= (
-                    self.inline_max_bytes
-                ):
-                    inline[name], size = value, len(value)
+                size = len(value) if len(value) * 4 <= self.inline_max_bytes else utf8_size(value)
+                if size <= self.inline_max_bytes:
+                    inline[name] = value
                 else:
-                    raw = value.encode("utf-8", "surrogatepass")
-                    blobs.append([name, offset, offset + len(raw), "str"])
-                    parts.append(raw)
-                    offset, size = offset + len(raw), len(raw)
+                    blobs.append([name, offset, offset + size, "str"])
+                    parts.append(value)  # encoded while it is written, never whole (protocol.Body)
+                    offset += size
                 self._sent[name] = _Sent(value, len(value), fingerprint, size)
                 continue
             length = _length(value)
@@ -118,4 +119,4 @@ class ContextCache:
             fields["blobs"] = blobs
         if dropped:
             fields["drop"] = dropped
-        return fields, b"".join(parts)
+        return fields, Body(parts, offset)

@@ -19,7 +19,7 @@ from typing import Any, NoReturn, Protocol
 from fleet_rlm.sandbox.context_cache import ContextCache
 from fleet_rlm.sandbox.launcher import spawn_worker
 from fleet_rlm.sandbox.options import SandboxOptions
-from fleet_rlm.sandbox.protocol import Frame, FrameError
+from fleet_rlm.sandbox.protocol import Body, Frame, FrameError
 from fleet_rlm.sandbox.transport import Transport, TransportClosed
 
 
@@ -122,7 +122,7 @@ class WorkerSession:
             raise WorkerLost(f"the sandbox sent {frame.kind!r} instead of 'ready'")
         self.ready_info = frame.header
 
-    def send(self, header: dict[str, Any], body: bytes = b"") -> None:
+    def send(self, header: dict[str, Any], body: bytes | Body = b"") -> None:
         self.handle.transport.send_frame(header, body)
 
     def run_cell(

@@ -17,6 +17,7 @@ from fleet_rlm.sandbox.protocol import (
     MAX_BODY_FROM_WORKER,
     MAX_HEADER_FROM_WORKER,
     PREFIX,
+    Body,
     Frame,
     FrameError,
     decode_header,
@@ -30,7 +31,7 @@ class TransportClosed(Exception):
 
 
 class Transport(Protocol):
-    def send_frame(self, header: dict[str, Any], body: bytes = b"") -> None: ...
+    def send_frame(self, header: dict[str, Any], body: bytes | Body = b"") -> None: ...
 
     def recv_frame(self, timeout: float | None = None) -> Frame:
         """Next frame; raises TimeoutError, TransportClosed, or FrameError (peer misbehaved)."""
@@ -94,21 +95,23 @@ class PipeTransport:
             with contextlib.suppress(OSError):
                 os.close(self._read_fd)
 
-    def send_frame(self, header: dict[str, Any], body: bytes = b"") -> None:
+    def send_frame(self, header: dict[str, Any], body: bytes | Body = b"") -> None:
+        body = Body.of(body)
         prefix_and_header = encode_head(header, len(body))
         with self._send_lock:
             if self._closed:
                 raise TransportClosed("transport is closed")
             try:
-                for part in (
-                    prefix_and_header,
-                    body,
-                ):  # the body is written as is: no copy of a 40 MB context
-                    data = memoryview(part)
-                    while data:
-                        data = data[os.write(self._write_fd, data) :]
+                self._write_all(prefix_and_header)
+                for chunk in body.chunks():  # a str part is encoded a chunk at a time, never whole
+                    self._write_all(chunk)
             except OSError as exc:
                 raise TransportClosed(f"cannot write to worker: {exc}") from exc
+
+    def _write_all(self, part: bytes) -> None:
+        data = memoryview(part)
+        while data:
+            data = data[os.write(self._write_fd, data) :]
 
     def recv_frame(self, timeout: float | None = None) -> Frame:
         return take_frame(self._inbox, timeout)

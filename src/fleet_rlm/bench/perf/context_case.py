@@ -29,6 +29,15 @@ LATER = 5
 PROBE_TIMEOUT_S = 900
 
 
+PATTERN = "Lorem ipsum dolor sit amet, consectetur "  # 40 characters: divides every size the suite uses
+
+
+def make_context(chars: int) -> str:
+    """`chars` characters built in one allocation: a concatenation would add a second copy to the caller's peak."""
+    whole, rest = divmod(chars, len(PATTERN))
+    return PATTERN * whole if not rest else PATTERN * whole + PATTERN[:rest]
+
+
 def _make(impl: str, data_dir: Path) -> Any:
     if impl == "ours":
         from fleet_rlm.sandbox import SandboxOptions
@@ -54,7 +63,7 @@ def probe(impl: str, chars: int) -> dict[str, float]:
                 interp.execute(CODE, {"context": "tiny", "query": "q"})
                 small.append(time.perf_counter() - started)
             rss_before = tree_rss_mb(os.getpid())
-            context = "lorem ipsum " * (chars // 12) + "x" * (chars % 12)
+            context = make_context(chars)
             started = time.perf_counter()
             interp.execute(CODE, {"context": context, "query": "q"})
             first = time.perf_counter() - started

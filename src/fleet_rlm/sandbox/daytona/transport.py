@@ -23,6 +23,7 @@ from fleet_rlm.sandbox.protocol import (
     MAX_BODY_FROM_WORKER,
     MAX_HEADER_FROM_WORKER,
     PREFIX,
+    Body,
     Frame,
     FrameError,
     decode_header,
@@ -157,10 +158,11 @@ class LineTransport:
             self.session_id, self.command_id, text + "\n", request_timeout=self._timeout
         )
 
-    def send_frame(self, header: dict[str, Any], body: bytes = b"") -> None:
+    def send_frame(self, header: dict[str, Any], body: bytes | Body = b"") -> None:
         if self._closed or self._ended.is_set():
             raise TransportClosed("the worker's channel is closed")
-        lines = encode_lines(encode_head(header, len(body)) + body)
+        raw = Body.of(body).to_bytes()  # the channel's line encoding needs the frame in one piece
+        lines = encode_lines(encode_head(header, len(raw)) + raw)
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
         try:
             self._loop.call_soon(self._outbox.put_nowait, (lines, future))
