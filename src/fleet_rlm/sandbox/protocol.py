@@ -96,8 +96,10 @@ def encode_head(header: dict[str, Any], body_len: int) -> bytes:
     return PREFIX.pack(len(raw), body_len) + raw
 
 
-def encode_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
-    return encode_head(header, len(body)) + body
+def encode_frame(header: dict[str, Any], body: bytes | Body = b"") -> bytes:
+    """The whole frame in one piece, for channels that cannot take it in parts."""
+    raw = Body.of(body).to_bytes()
+    return encode_head(header, len(raw)) + raw
 
 
 def decode_prefix(prefix: bytes, max_header: int, max_body: int) -> tuple[int, int]:

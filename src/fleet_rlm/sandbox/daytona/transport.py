@@ -28,7 +28,7 @@ from fleet_rlm.sandbox.protocol import (
     FrameError,
     decode_header,
     decode_prefix,
-    encode_head,
+    encode_frame,
 )
 from fleet_rlm.sandbox.transport import TransportClosed, take_frame
 from fleet_rlm.sandbox.worker_lines import LineDecoder, encode_lines, split_frame
@@ -161,8 +161,7 @@ class LineTransport:
     def send_frame(self, header: dict[str, Any], body: bytes | Body = b"") -> None:
         if self._closed or self._ended.is_set():
             raise TransportClosed("the worker's channel is closed")
-        raw = Body.of(body).to_bytes()  # the channel's line encoding needs the frame in one piece
-        lines = encode_lines(encode_head(header, len(raw)) + raw)
+        lines = encode_lines(encode_frame(header, body))  # the line encoding needs the frame in one piece
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
         try:
             self._loop.call_soon(self._outbox.put_nowait, (lines, future))
