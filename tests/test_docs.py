@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,19 @@ def test_readme_names_the_two_commands_and_ci_uses_the_test_command() -> None:
     assert "uv run fleet web" in readme
     assert "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+_TEST_REFERENCE = re.compile(r"(tests/[\w/]+\.py)(?:::(\w+))?")
+
+
+def test_every_test_the_docs_name_exists() -> None:
+    """A claim table that names a moved or renamed test proves nothing: every `tests/...py::name` must resolve."""
+    stale = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]:
+        for match in _TEST_REFERENCE.finditer(doc.read_text(encoding="utf-8")):
+            path, name = ROOT / match.group(1), match.group(2)
+            if not path.is_file():
+                stale.append(f"{doc.name}: {match.group(0)} (no such file)")
+            elif name and not re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{name}\b", path.read_text(), re.M):
+                stale.append(f"{doc.name}: {match.group(0)} (no such test)")
+    assert not stale, "docs name tests that do not exist:\n" + "\n".join(stale)
