@@ -1,4 +1,5 @@
-"""A tiny in-process OTLP/HTTP trace receiver: decodes each ExportTraceServiceRequest (protobuf) into plain spans."""
+"""A tiny in-process OTLP/HTTP trace receiver: decodes each ExportTraceServiceRequest (protobuf) into plain spans,
+and keeps every request body as received (decompressed) so a test can scan all exported bytes."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class ReceivedSpan:
 @dataclass
 class OTLPReceiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)
     requests: int = 0
 
     def __post_init__(self) -> None:
@@ -51,7 +53,7 @@ class OTLPReceiver:
                     body = gzip.decompress(body)
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
-                receiver._add(request, self.path)
+                receiver._add(request, self.path, body)
                 reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -69,7 +71,7 @@ class OTLPReceiver:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def _add(self, request: ExportTraceServiceRequest, path: str) -> None:
+    def _add(self, request: ExportTraceServiceRequest, path: str, body: bytes) -> None:
         assert path == "/v1/traces", path
         spans = []
         for resource_spans in request.resource_spans:
@@ -94,6 +96,7 @@ class OTLPReceiver:
         with self._lock:
             self.requests += 1
             self.spans.extend(spans)
+            self.bodies.append(body)
 
     def __enter__(self) -> OTLPReceiver:
         self.thread.start()

@@ -4,7 +4,8 @@ OTEL_* environment, and the factory of per-run traces.
 Opt-in: nothing is built unless FLEET_OTEL_ENABLED is true, or it is unset and an OTLP endpoint variable is
 (OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn it off). The provider is never installed globally,
 so an embedding application's own tracing is left alone, and it does not register an exit hook: shutdown is
-bounded by `shutdown(timeout_s)`, since a dead collector must not hold the server's exit either.
+bounded by `shutdown(timeout_s)`, since a dead collector must not hold the server's exit either. With content
+capture off (the default) the exporter is wrapped in `redact.AllowlistExporter`: only allowlisted data leaves.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from fleet_rlm.config import Settings
 from fleet_rlm.telemetry.export import BoundedExport
 from fleet_rlm.telemetry.links import DEFAULT_ENDPOINT, shown_endpoint, trace_url, traces_endpoint, tracing_enabled
+from fleet_rlm.telemetry.redact import AllowlistExporter
 from fleet_rlm.telemetry.trace import RunTrace
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ class Telemetry:
         self.capture_content = capture_content
         self.url_template = url_template
         self.endpoint = endpoint
+        if not capture_content:  # the choke point: only allowlisted ids, counts, sizes, timings and enums leave
+            exporter = AllowlistExporter(exporter)
         self.processor = BoundedExport(
             exporter,
             max_queue=_int_env(environ, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
