@@ -9,9 +9,10 @@ from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest
-from fleet_rlm.runtime.lm_exchange import LMExchange, RecordingDone, TurnInputs, request_from_inputs
+from fleet_rlm.runtime.lm_exchange import LMExchange, RecordingDone, TurnInputs
 from fleet_rlm.runtime.programs import RLM_TASK, BuiltinPrograms, ProgramSpec
-from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
+from fleet_rlm.runtime.replay_inputs import RecordedInputs
+from fleet_rlm.runtime.replay_lm import ReplayBook, ReplayProvider
 from fleet_rlm.runtime.turn import TurnRuntime
 from fleet_rlm.testing.fake_lm_dspy import rlm_step, rlm_submit
 from fleet_rlm.testing.fake_lm_rules import sub_lm_rule
@@ -66,8 +67,9 @@ def record_run(settings: Settings) -> tuple[RecordingSink, Any]:
 def replay(settings: Settings, sink: RecordingSink, **request_fields: Any) -> tuple[ReplayBook, Any]:
     cancel = CancelToken()
     book = ReplayBook(sink.exchanges(), cancel)
-    (inputs,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
-    runtime = TurnRuntime(settings, lm_provider=replay_provider(book, inputs["lm_models"]), programs=OtherTask())
+    (raw,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
+    inputs = RecordedInputs.parse(raw, run_id="r1")
+    runtime = TurnRuntime(settings, lm_provider=ReplayProvider(book, inputs.models()), programs=OtherTask())
     fields: dict[str, Any] = {
         "run_id": uuid.uuid4().hex,
         "session_id": "replay-" + uuid.uuid4().hex[:8],
@@ -75,7 +77,7 @@ def replay(settings: Settings, sink: RecordingSink, **request_fields: Any) -> tu
         "workspace_id": "replay-" + uuid.uuid4().hex[:8],
         "workspace_dir": settings.workspaces_dir / "replay",
     }
-    request: TurnRequest = request_from_inputs(inputs, **fields)
+    request: TurnRequest = inputs.request(sources=tuple(inputs.sources), **fields)
     if request_fields:
         from dataclasses import replace
 

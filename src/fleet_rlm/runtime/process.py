@@ -6,9 +6,10 @@ the GIL the event loop needs, so under load live delivery queues behind computat
 forwards: each turn runs in a worker (`process_worker`), its events and LM recordings stream back over a pipe
 into the caller's sink. A session always goes to the same worker (its REPL state lives in that worker's pool).
 A cancel is forwarded; a worker that dies fails its running turns with `turn_worker_died` (never a hang) and is
-started again for the next turn (that session's REPL state is gone, its files are kept). A turn whose LM
-provider cannot cross as data (a replay's recorded responses) runs here, on an in-process `TurnRuntime` made on
-first need.
+started again for the next turn (that session's REPL state is gone, its files are kept). Every turn's LM
+provider crosses as data: the caller's profiles resolved (`profiles()`), or a replay's recorded responses
+(`script()`, whose worker sends the replay's outcome back to the provider's `adopt`), so a replay runs in a worker
+like any turn and never in the API process.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import ErrorEvent, TurnFailed
-from fleet_rlm.runtime.contracts import CancelToken, EventSink, LiveSandboxes, Runtime, TurnRequest, TurnResult
+from fleet_rlm.runtime.contracts import CancelToken, EventSink, LiveSandboxes, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.pipe_frames import LoopReader
 from fleet_rlm.runtime.process_worker import PortableError, PortableTurn, worker_main
@@ -160,6 +161,8 @@ class _Incarnation:
             pending.sink.emit(payload)
         elif kind == "record" and isinstance(pending.sink, RecordingSink):
             pending.sink.record_lm(payload)
+        elif kind == "replay":  # the replay's outcome, sent just before its result
+            pending.request.lm_provider.adopt(payload)  # type: ignore[union-attr]  # a ReplayProvider's
         else:
             if kind == "result":
                 pending.result = payload
@@ -218,7 +221,6 @@ class ProcessRuntime:
         self._lock = threading.Lock()
         self._workers: list[_Incarnation | None] = [None] * processes
         self._loop = loop
-        self._local: Runtime | None = None  # for turns that cannot run in a worker (see _portable_provider)
         self.pool: LiveSandboxes = _WorkerSandboxes(self)
 
     def start_workers(self) -> None:
@@ -239,8 +241,6 @@ class ProcessRuntime:
 
     def run_turn(self, request: TurnRequest, sink: EventSink, cancel: CancelToken) -> TurnResult:
         """Run the turn in the session's worker (blocking). Raises only TurnAlreadyRunning."""
-        if not _portable_provider(request):
-            return self._local_runtime().run_turn(request, sink, cancel)
         pending = _Pending(request, sink)
         key = uuid.uuid4().hex
         worker = self._worker(self._slot(request.session_id))
@@ -265,17 +265,24 @@ class ProcessRuntime:
         return _failed(request, sink, pending.failure or "the turn's worker process failed")
 
     def _portable(self, request: TurnRequest, sink: EventSink) -> PortableTurn:
-        profiles, error = None, None
+        """The turn as data. Its provider crosses as what it resolves: the caller's profiles, or a replay's script
+        (recorded responses); any other provider is a bug (it would have to run here, in the API process)."""
+        profiles, error, replay = None, None, None
         provider = request.lm_provider
-        if provider is not None:
+        if callable(getattr(provider, "script", None)):
+            replay = provider.script()  # type: ignore[union-attr]
+        elif callable(getattr(provider, "profiles", None)):
             try:
-                profiles = provider.profiles()  # type: ignore[attr-defined]  # _portable_provider checked it
+                profiles = provider.profiles()  # type: ignore[union-attr]
             except FleetError as exc:
                 error = PortableError.of(exc)
+        elif provider is not None:
+            raise TypeError(f"the LM provider {type(provider).__name__} cannot cross to a turn worker")
         return PortableTurn(
             request=TurnRequest(**{**request.__dict__, "lm_provider": None}),
             profiles=profiles,
             profile_error=error,
+            replay=replay,
             programs=self._program_snapshot(request),
             records=isinstance(sink, RecordingSink),
         )
@@ -291,14 +298,6 @@ class ProcessRuntime:
                     specs[(module, version)] = spec
         return specs
 
-    def _local_runtime(self) -> Runtime:
-        with self._lock:
-            if self._local is None:
-                from fleet_rlm.runtime.turn import TurnRuntime
-
-                self._local = TurnRuntime(self.settings, programs=self.programs)
-            return self._local
-
     def prepare(self, session_id: str, workspace_id: str) -> None:
         """Tell the session's worker to start its sandbox now (it runs the turn's code there)."""
         self._worker(self._slot(session_id)).send(("prepare", "", (session_id, workspace_id)))
@@ -307,8 +306,6 @@ class ProcessRuntime:
         worker = self._workers[self._slot(session_id)]  # none started: it holds no sandbox
         if worker is not None:
             worker.send(("end_session", "", session_id))
-        if self._local is not None:
-            self._local.end_session(session_id)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -319,22 +316,16 @@ class ProcessRuntime:
         for worker in workers:
             if worker is not None:
                 worker.stop()
-        if self._local is not None:
-            self._local.shutdown()
 
 
 class _WorkerSandboxes:
-    """Every turn worker's sandbox pool (and the in-process fallback runtime's), seen as one."""
+    """Every turn worker's sandbox pool, seen as one."""
 
     def __init__(self, runtime: ProcessRuntime) -> None:
         self.runtime = runtime
 
     def _answers(self) -> list[tuple[list[LeaseInfo], dict[str, int]]]:
-        answers = [a for w in list(self.runtime._workers) if w is not None and (a := w.ask_pool()) is not None]
-        local = getattr(self.runtime._local, "pool", None)
-        if local is not None:
-            answers.append((local.leases(), local.stats()))
-        return answers
+        return [a for w in list(self.runtime._workers) if w is not None and (a := w.ask_pool()) is not None]
 
     def leases(self) -> list[LeaseInfo]:
         return [lease for leases, _ in self._answers() for lease in leases]
@@ -348,11 +339,6 @@ class _WorkerSandboxes:
 
     def end_session(self, session_id: str) -> None:
         self.runtime.end_session(session_id)
-
-
-def _portable_provider(request: TurnRequest) -> bool:
-    """A provider crosses to a worker as the profiles it resolves; one without `profiles` stays in-process."""
-    return request.lm_provider is None or callable(getattr(request.lm_provider, "profiles", None))
 
 
 def _failed(request: TurnRequest, sink: EventSink, message: str) -> TurnResult:

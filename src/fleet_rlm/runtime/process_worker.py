@@ -3,7 +3,8 @@
 It reads commands from its pipe (run, cancel, prepare, end_session, shutdown), runs each turn on a thread of its own and
 sends every event, LM recording and the final `TurnResult` back over a second, one-way pipe (the API reads that one in
 its event loop, non-blocking: `runtime/pipe_frames.py`). Everything that crosses is
-plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only.
+plain data (pickled dataclasses and pydantic events); the LM profiles arrive resolved, keys in memory only, and a
+replay's recorded responses arrive as its `ReplayScript` (its outcome goes back just before its result).
 Its log records cross too (`PipeLogHandler`), and it answers the API's questions about its sandbox pool.
 
 Sending combines: a thread queues its message, and if no other thread is writing the pipe it writes everything
@@ -24,7 +25,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
@@ -33,6 +34,9 @@ from fleet_rlm.llm.roles import Role
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.runtime.errors import TurnAlreadyRunning
 from fleet_rlm.runtime.programs import ProgramSpec
+
+if TYPE_CHECKING:
+    from fleet_rlm.runtime.replay_lm import ReplayScript
 from fleet_rlm.runtime.warm import own_heap, settle_heap, warm_in_background
 
 log = logging.getLogger(__name__)
@@ -69,6 +73,8 @@ class PortableTurn:
     """(module, version or None for the active one) -> spec, snapshotted from the API's registry."""
     records: bool = False
     """The API-side sink stores LM recordings, so the worker's sink offers `record_lm` too."""
+    replay: ReplayScript | None = None
+    """A replay's recorded responses: the worker's LMs answer from them (and never reach a model)."""
 
 
 class SnapshotPrograms:
@@ -200,11 +206,18 @@ class _Worker:
         )
         sink = _RecordingPipeSink(self.send, key) if turn.records else _PipeSink(self.send, key)
         request = turn.request
-        provider = _provider(turn, self.settings)
+        replay = None
+        provider: Any = _provider(turn, self.settings)
+        if turn.replay is not None:
+            from fleet_rlm.runtime.replay_lm import ReplayProvider
+
+            provider = replay = ReplayProvider.from_script(turn.replay, token)
         if provider is not None:
             request = TurnRequest(**{**request.__dict__, "lm_provider": provider})
         try:
             result: TurnResult | None = runtime.run_turn(request, sink, token)
+            if replay is not None:
+                self.send(("replay", key, replay.book.outcome()))
             self.send(("result", key, result))
         except TurnAlreadyRunning as exc:
             self.send(("busy", key, exc.details.get("run_id", "")))

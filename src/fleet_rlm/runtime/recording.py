@@ -2,8 +2,9 @@
 
 `RecordingLM` sits between a role's `GuardedLM` and the real LM, so it sees exactly what DSPy renders for the
 provider: the model, the messages and the merged generation parameters. It stores them minus every client
-setting (api_key, api_base, headers, timeout...), with the values of every role's secrets scrubbed from the
-text too, and keys the request by the sha256 of its canonical JSON (`request_hash`, runtime/lm_exchange.py),
+setting (api_key, api_base, headers, timeout...), with the values of every role's secrets redacted from the
+string values too (never from a key: a recording's structure is never edited), and keys the request by the sha256
+of its canonical JSON (`request_hash`, runtime/lm_exchange.py),
 which is what a replay matches on. The response is recorded as DSPy's outputs plus the call's usage, so a
 replay goes through the same adapters, callbacks and budgets. The runtime never stores anything: each item
 goes to the turn's sink (`RecordingSink.record_lm`), which persists it with the run. Bytes are bounded per
@@ -39,6 +40,31 @@ from fleet_rlm.runtime.lm_exchange import (
     text_hash,
 )
 from fleet_rlm.runtime.lm_wrapper import WrappedLM
+
+TEXT_INPUTS = frozenset({"task", "session_summary", "history"})
+"""Free text among a turn's inputs (what the user or the model wrote): secrets are redacted there."""
+TEXT_SOURCE_FIELDS = frozenset({"text", "name"})
+
+
+def redact_values(value: Any, secrets: Iterable[str]) -> Any:
+    """A copy of the JSON-like `value` with each of `secrets` replaced by REDACTED inside its string values;
+    mapping keys, numbers and the shape are kept."""
+    ordered = sorted(set(secrets), key=len, reverse=True)  # a secret inside a longer one: the longer first
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            for secret in ordered:
+                if secret in item:
+                    item = item.replace(secret, REDACTED)
+            return item
+        if isinstance(item, dict):
+            return {key: walk(inner) for key, inner in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value)
+
 
 ACTOR: contextvars.ContextVar[tuple[str, int]] = contextvars.ContextVar("fleet_recording_actor", default=("root", 0))
 """(actor, depth) of the code making LM calls; run_rlm sets it for children so exchanges are attributed."""
@@ -81,7 +107,9 @@ class LMRecorder:
             return next(self._seq)
 
     def scrub(self, value: Any) -> Any:
-        """`value` with every known secret value replaced (a key echoed in a prompt is not stored either)."""
+        """`value` with every known secret value redacted from its string values (a key echoed in a prompt is not
+        stored either). Mapping keys are never touched: a secret is a value in a secret's place (an api_key, a
+        header value), whatever its text, and a value chosen to look like a key must not edit the structure."""
         return self._scrubbed(canonical_json(value), value)[1]
 
     def _scrubbed(self, text: str, value: Any) -> tuple[str, Any]:
@@ -89,11 +117,24 @@ class LMRecorder:
         with self._lock:
             secrets = sorted(self.secrets, key=len, reverse=True)
         escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets]
-        if not any(s in text for s in escaped):
+        if not any(s in text for s in escaped):  # the common case: no secret anywhere, nothing to walk
             return text, value
-        for secret in escaped:
-            text = text.replace(secret, REDACTED)
-        return text, json.loads(text)
+        scrubbed = redact_values(value, secrets)
+        return canonical_json(scrubbed), scrubbed
+
+    def scrub_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The turn's inputs with secrets redacted from their free text only (the task, the summary, earlier
+        turns, a source's text and name); ids, paths, kinds, options and versions are kept as they are, and a
+        replay validates them (runtime/replay_inputs.py)."""
+        out = {name: self.scrub(value) if name in TEXT_INPUTS else value for name, value in inputs.items()}
+        if isinstance(out.get("sources"), list):
+            out["sources"] = [
+                {k: self.scrub(v) if k in TEXT_SOURCE_FIELDS else v for k, v in source.items()}
+                if isinstance(source, dict)
+                else source
+                for source in out["sources"]
+            ]
+        return out
 
     def add(
         self,
@@ -134,7 +175,7 @@ class LMRecorder:
         if self.inputs is not None:
             with self._lock:
                 models = dict(self.models)
-            self.deliver(TurnInputs(self.scrub({**self.inputs.inputs, "lm_models": models})))
+            self.deliver(TurnInputs({**self.scrub_inputs(self.inputs.inputs), "lm_models": models}))
         with self._lock:
             calls, size, truncated = self.calls, self.bytes, self.truncated
         self.deliver(RecordingDone(calls, size, truncated, status, self.scrub(answer), dict(programs or {})))

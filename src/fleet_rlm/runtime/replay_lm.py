@@ -6,16 +6,22 @@ position, is what makes concurrent calls (llm_query_batched, parallel children) 
 identical requests are served in recorded order. A request the recording does not hold is the divergence:
 the book keeps the first one (with the closest recorded request and a unified diff of the messages), cancels
 the turn and the call fails. Usage recorded with each exchange is reported again, so budgets behave alike.
+
+A replay runs where every turn runs, in a turn worker process: `ReplayProvider` crosses to it as data (its
+`ReplayScript`: the recorded exchanges and LM identities), the worker serves the calls from a book of its own and
+sends back a `ReplayOutcome` (calls made, the divergence), which the caller's provider adopts. With turns in
+threads of this process (FLEET_TURN_PROCESSES=0) the provider serves directly.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import os
 import threading
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -99,6 +105,7 @@ class ReplayBook:
         self._per_role: dict[str, int] = {}
         self.calls = 0
         self.divergence: Divergence | None = None
+        self.adopted: ReplayOutcome | None = None  # the outcome of a book that served the calls elsewhere
 
     def models(self) -> dict[str, str]:
         """role -> the model it was recorded with (a replay LM speaks as that model)."""
@@ -153,10 +160,23 @@ class ReplayBook:
 
         return max(pool[:MAX_CANDIDATES], key=score)
 
+    def outcome(self) -> ReplayOutcome:
+        """What a worker sends back when its turn has ended: the calls it served and the divergence."""
+        divergence = self.finish()
+        with self._lock:
+            return ReplayOutcome(calls=self.calls, divergence=divergence, pid=os.getpid())
+
+    def adopt(self, outcome: ReplayOutcome) -> None:
+        """Take the outcome of the book that served this replay in a turn worker."""
+        with self._lock:
+            self.adopted = outcome
+            self.calls = outcome.calls
+            self.divergence = outcome.divergence
+
     def finish(self) -> Divergence | None:
         """The first divergence; or, when the replay made fewer calls than the run, the first one it skipped."""
         with self._lock:
-            if self.divergence is not None:
+            if self.divergence is not None or self.adopted is not None:
                 return self.divergence
             missing = [e for e in self.exchanges if e.seq not in self._used]
             if not missing:
@@ -226,17 +246,52 @@ class ReplayLM(dspy.BaseLM):
         return clone
 
 
-def replay_provider(book: ReplayBook, lm_models: dict[str, dict[str, Any]] | None = None) -> Any:
-    """role -> ReplayLM presenting the recorded LM (`lm_models`: role -> `lm_identity`, as the recording noted
-    it), with the recorded generation parameters."""
-    models = {role: {"model": model} for role, model in book.models().items()} | dict(lm_models or {})
-    fallback = next(iter(models.values()), {"model": "replay/unknown"})
-    recorded = _params_by_role(book)
+@dataclass(frozen=True)
+class ReplayScript:
+    """A replay's recorded responses as data: what crosses to the turn worker that runs the replay."""
 
-    def provide(role: str) -> dspy.BaseLM:
-        return ReplayLM(book, role, models.get(role, fallback), recorded.get(role))
+    exchanges: tuple[LMExchange, ...]
+    lm_models: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    return provide
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """What the worker's book saw: the calls it served, the first divergence, and the process that served them."""
+
+    calls: int
+    divergence: Divergence | None
+    pid: int
+
+
+class ReplayProvider:
+    """role -> ReplayLM presenting the recorded LM (`lm_models`: role -> `lm_identity`, as the recording noted it),
+    with the recorded generation parameters. A turn runtime in this process calls it; `ProcessRuntime` sends its
+    `script()` to a worker instead and hands the worker's outcome to `adopt`."""
+
+    def __init__(self, book: ReplayBook, lm_models: dict[str, dict[str, Any]] | None = None) -> None:
+        self.book = book
+        self.lm_models = dict(lm_models or {})
+        self._models = {role: {"model": model} for role, model in book.models().items()} | self.lm_models
+        self._fallback = next(iter(self._models.values()), {"model": "replay/unknown"})
+        self._params = _params_by_role(book)
+
+    def __call__(self, role: str) -> dspy.BaseLM:
+        return ReplayLM(self.book, role, self._models.get(role, self._fallback), self._params.get(role))
+
+    def script(self) -> ReplayScript:
+        return ReplayScript(tuple(self.book.exchanges), self.lm_models)
+
+    def adopt(self, outcome: ReplayOutcome) -> None:
+        self.book.adopt(outcome)
+
+    @classmethod
+    def from_script(cls, script: ReplayScript, cancel: CancelToken) -> ReplayProvider:
+        """The worker's provider: a book of its own over the script, cancelling the worker's turn on divergence."""
+        return cls(ReplayBook(script.exchanges, cancel), script.lm_models)
+
+
+def replay_provider(book: ReplayBook, lm_models: dict[str, dict[str, Any]] | None = None) -> ReplayProvider:
+    return ReplayProvider(book, lm_models)
 
 
 def _params_by_role(book: ReplayBook) -> dict[str, dict[str, Any]]:

@@ -1,11 +1,15 @@
 """Replay a recorded run offline and say whether it is identical, or where it first diverged.
 
 The run's turn is rebuilt from its recorded inputs (task, context sources, earlier turns, summary, options,
-program pins — never from the session's current state) and executed by the server's own TurnRuntime with the
-same sandbox code and tools, but every LM is a `ReplayLM` answering from the recording by request hash, so no
-request reaches a model. The replay runs in a scratch session and workspace (never the user's: a replay must not
-append to their memory or add artifacts), which are removed afterwards; it is not persisted as a run.
-`program_version` swaps in another saved program version to see what a prompt change does to a recorded run.
+program pins — never from the session's current state), validated first (`runtime/replay_inputs.py`:
+`recording_invalid` otherwise), and executed by the server's runtime like any turn (in a turn worker process)
+with the same sandbox code and tools, but every LM is a `ReplayLM` answering from the recording by request hash,
+so no request reaches a model. The replay runs in a scratch session and workspace (never the user's: a replay
+must not append to their memory or add artifacts), which are removed afterwards; it is not persisted as a run.
+What it stages is the caller's own: workspace files are read from the caller's workspace (fd-relative, links
+refused, as a live turn reads them), attachments are the caller's rows looked up again by id; nothing recorded is
+taken as a location. `program_version` swaps in another saved program version to see what a prompt change does
+to a recorded run.
 """
 
 from __future__ import annotations
@@ -17,20 +21,24 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict, NotFound
+from fleet_rlm.errors import Conflict, FleetError, NotFound
 from fleet_rlm.events.status import FINAL
 from fleet_rlm.optimize.programs_db import specs_of
 from fleet_rlm.runtime.context.wspath import read_workspace_bytes, workspace_entry
-from fleet_rlm.runtime.contracts import CancelToken, Runtime
-from fleet_rlm.runtime.lm_exchange import LMExchange, request_from_inputs
-from fleet_rlm.runtime.replay_lm import ReplayBook, replay_provider
+from fleet_rlm.runtime.contracts import CancelToken, ContextSource, Runtime
+from fleet_rlm.runtime.lm_exchange import LMExchange
+from fleet_rlm.runtime.replay_inputs import RecordedInputs
+from fleet_rlm.runtime.replay_lm import ReplayBook, ReplayProvider
 from fleet_rlm.runtime.workspace import prepare_workspace
 from fleet_rlm.sandbox import guestfs
 from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.services.turns.sources import attachment_source
 from fleet_rlm.store import Database
+from fleet_rlm.store.repos import attachments as attachments_repo
 from fleet_rlm.store.repos import programs as programs_repo
 from fleet_rlm.store.repos import recordings as recordings_repo
 from fleet_rlm.store.repos import runs as runs_repo
@@ -127,40 +135,66 @@ async def version_pins(database: Database, *, user_id: str, version: str) -> dic
     return {module: spec.version for module, spec in specs_of(row).items()}
 
 
-def _check_sources(inputs: dict[str, Any]) -> None:
-    for source in inputs.get("sources") or ():
-        if source.get("kind") in NETWORK_SOURCES:
+def _check_sources(sources: Sequence[ContextSource]) -> None:
+    for source in sources:
+        if source.kind in NETWORK_SOURCES:
             raise Conflict(
-                f"the run loaded {source.get('kind')} context ({source.get('name')}), which a replay would fetch again",
+                f"the run loaded {source.kind} context ({source.name}), which a replay would fetch again",
                 code="replay_needs_network",
                 action="replay runs whose context is attachments, pasted text or workspace files",
             )
 
 
-def _stage_paths(settings: Settings, inputs: dict[str, Any], scratch: str) -> None:
-    """Copy the workspace files the run took as context (`path` sources) into the scratch workspace, as they are
-    now: read and written fd-relative through guestfs (the workspace is guest-writable, links are refused)."""
-    paths = [s for s in inputs.get("sources") or () if s.get("kind") == "path" and s.get("path")]
+def _missing(what: str) -> Conflict:
+    return Conflict(
+        f"the run's {what} is gone"[:300],
+        code="replay_source_missing",
+        action="restore it (upload the attachment, or put the file back in your workspace), or replay another run",
+    )
+
+
+async def _own_sources(
+    database: Database, settings: Settings, *, user_id: str, sources: Sequence[ContextSource]
+) -> tuple[ContextSource, ...]:
+    """The sources to replay with: an attachment is the caller's row looked up again by its id (the recorded host
+    path is never used), everything else as recorded (a workspace path is staged from the caller's workspace)."""
+    out: list[ContextSource] = []
+    async with database.session() as session:
+        for source in sources:
+            if source.kind != "file":
+                out.append(source)
+                continue
+            attachment_id = source.attachment_id or ""
+            row = await attachments_repo.get_attachment(session, user_id=user_id, attachment_id=attachment_id)
+            if row is None:
+                raise _missing(f"attachment {source.name!r}")
+            out.append(attachment_source(row, settings.data_dir))
+    return tuple(out)
+
+
+def _stage_paths(settings: Settings, workspace_dir: Path, sources: Sequence[ContextSource], scratch: str) -> None:
+    """Copy the workspace files the run took as context (`path` sources) from the caller's own workspace
+    (`workspace_dir`, never a recorded id) into the scratch workspace, as they are now: read and written
+    fd-relative through guestfs, as a live turn reads them (the workspace is guest-writable, links are refused)."""
+    paths = [s.path for s in sources if s.kind == "path" and s.path]
     if not paths:
         return
-    original = settings.workspaces_dir / str(inputs.get("workspace_id") or "")
     target = prepare_workspace(settings.workspaces_dir, scratch)
-    for source in paths:
+    for path in paths:
         try:
-            relative, kind = workspace_entry(original, source["path"])
-        except Exception as exc:
-            raise Conflict(
-                f"the run's workspace context {source['path']!r} is gone: {exc}",
-                code="replay_source_missing",
-                action="restore the file in the workspace, or replay another run",
-            ) from None
+            relative, kind = workspace_entry(workspace_dir, path)
+        except FleetError as exc:
+            raise _missing(f"workspace context {path!r} ({exc.message})") from None
         if kind != "file":
             raise Conflict(
-                f"the run took the workspace directory {source['path']!r} as context, which a replay does not copy",
+                f"the run took the workspace directory {path!r} as context, which a replay does not copy"[:300],
                 code="replay_unsupported_source",
                 action="replay runs whose workspace context is files",
             )
-        data, _size = read_workspace_bytes(original, relative, max_bytes=settings.upload_max_bytes + 1)
+        try:
+            data, _size = read_workspace_bytes(workspace_dir, relative, max_bytes=settings.upload_max_bytes + 1)
+        except FleetError as exc:
+            raise _missing(f"workspace context {path!r} ({exc.message})") from None
         if "/" in relative:
             guestfs.make_dirs(target, relative.rsplit("/", 1)[0])
         guestfs.write_bytes(target, relative, data)
@@ -179,34 +213,37 @@ async def replay_run(
     runtime: Runtime,
     settings: Settings,
     user_id: str,
+    workspace_dir: Path,
     run_id: str,
     program_version: str | None = None,
     executor: Executor | None = None,
 ) -> ReplayReport:
+    """Replay the caller's run; `workspace_dir` is the caller's own workspace, where workspace context is read."""
     run, recording, exchanges = await load(database, user_id=user_id, run_id=run_id)
-    inputs = dict(recording.inputs)
-    _check_sources(inputs)
-    pins = {**(inputs.get("program_versions") or {}), **(inputs.get("programs_used") or {})}  # what it ran
+    inputs = RecordedInputs.parse(recording.inputs, run_id=run.id)
+    _check_sources(inputs.sources)
+    sources = await _own_sources(database, settings, user_id=user_id, sources=inputs.sources)
+    pins = {**inputs.program_versions, **inputs.programs_used}  # what it ran
     if program_version:
         pins.update(await version_pins(database, user_id=user_id, version=program_version))
     scratch = f"replay-{uuid.uuid4().hex[:20]}"
     cancel = CancelToken()
     book = ReplayBook(exchanges, cancel)
-    request = request_from_inputs(
-        inputs,
+    request = inputs.request(
+        sources=sources,
         run_id=uuid.uuid4().hex,
         session_id=scratch,
         user_id=user_id,
         workspace_id=scratch,
         workspace_dir=settings.workspaces_dir / scratch,
-        lm_provider=replay_provider(book, inputs.get("lm_models")),
+        lm_provider=ReplayProvider(book, inputs.models()),
         program_versions=pins,
     )
     sink = _CountingSink()
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     try:
-        await loop.run_in_executor(executor, _stage_paths, settings, inputs, scratch)
+        await loop.run_in_executor(executor, _stage_paths, settings, workspace_dir, sources, scratch)
         result = await loop.run_in_executor(executor, runtime.run_turn, request, sink, cancel)
     finally:
         await loop.run_in_executor(executor, _cleanup, runtime, settings, scratch)
@@ -258,8 +295,6 @@ async def replay_many(
     run_ids: Sequence[str], **kwargs: Any
 ) -> list[ReplayReport | dict[str, Any]]:  # a FleetError per run becomes that run's entry
     """Replay each run in turn (a regression set); a run that cannot be replayed reports its error."""
-    from fleet_rlm.errors import FleetError
-
     out: list[ReplayReport | dict[str, Any]] = []
     for run_id in run_ids:
         try:

@@ -44,7 +44,11 @@ async def replay_run(
     first divergent request. Synchronous: answers when the replay has finished."""
     version = data.program_version if data else None
     report = await service.replay_run(
-        user_id=user.user_id, run_id=run_id, program_version=version, **_args(request, database, settings)
+        user_id=user.user_id,
+        workspace_dir=user.workspace_root,
+        run_id=run_id,
+        program_version=version,
+        **_args(request, database, settings),
     )
     return ReplayReportOut.model_validate(report.to_dict())
 
@@ -97,7 +101,11 @@ async def replay_set(
     row = await service.get_set(database, user_id=user.user_id, name=name)
     version = data.program_version if data else None
     reports = await service.replay_many(
-        row.run_ids, user_id=user.user_id, program_version=version, **_args(request, database, settings)
+        row.run_ids,
+        user_id=user.user_id,
+        workspace_dir=user.workspace_root,
+        program_version=version,
+        **_args(request, database, settings),
     )
     items = [r.to_dict() if isinstance(r, service.ReplayReport) else r for r in reports]
     identical = all(item["result"] == "identical" for item in items)
