@@ -2,7 +2,8 @@
 the items a turn's recorder hands its sink, and the turn inputs a replay rebuilds the request from.
 
 Shared by the recorder (runtime/recording.py), the replay LMs (runtime/replay_lm.py) and the persistence side
-(services/recordings.py), so a request is rendered and hashed the same way everywhere.
+(services/recordings.py), so a request is rendered and hashed the same way everywhere. A replay reads the
+recorded inputs back through `runtime/replay_inputs.py`, which validates them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import pydantic
 
-from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
+from fleet_rlm.runtime.contracts import TurnRequest
 
 CLIENT_KEYS = frozenset(
     {
@@ -214,18 +215,4 @@ def turn_inputs(request: TurnRequest) -> TurnInputs:
             "session_id": request.session_id,
             "workspace_id": request.workspace_id,
         }
-    )
-
-
-def request_from_inputs(inputs: dict[str, Any], **fields: Any) -> TurnRequest:
-    """A TurnRequest from recorded inputs; `fields` give the ids, workspace and LM provider of the replay."""
-    options = dict(inputs.get("options") or {})
-    options["skills"] = tuple(options.get("skills") or ())
-    return TurnRequest(
-        task=str(inputs.get("task", "")),
-        options=TurnOptions(**options),
-        sources=tuple(ContextSource(**s) for s in inputs.get("sources") or ()),
-        history=tuple(HistoryTurn(**h) for h in inputs.get("history") or ()),
-        session_summary=str(inputs.get("session_summary") or ""),
-        **{"program_versions": dict(inputs.get("program_versions") or {}), **fields},
     )
