@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,3 +168,8 @@ def test_the_allowlist_drops_unknown_attributes_and_all_text() -> None:
     assert "customer.secret" not in span.resource.attributes and span.resource.attributes["service.name"]
     named = exported(name="chat gpt-x", attributes={"gen_ai.request.model": "gpt-x"})
     assert named.name == "chat gpt-x"
+
+
+def test_the_docs_list_every_allowlisted_key() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "tracing.md").read_text()
+    assert [key for key in allowlist.ATTRIBUTES if f"`{key}`" not in text] == []

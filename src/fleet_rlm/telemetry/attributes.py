@@ -2,7 +2,8 @@
 names Phoenix and other LLM-aware backends read (`openinference.span.kind`, `llm.*`, `input.value`...).
 
 Content (prompts, completions, code, REPL output, tool arguments and results, the task and the answer) is only
-added when the operator turns capture on; without it spans carry models, roles, sizes, tokens and timings.
+added when the operator turns capture on; without it spans carry models, roles, sizes, tokens and timings, and
+whatever else a span carries is filtered by `allowlist` at export (a new attribute must be listed there).
 """
 
 from __future__ import annotations
