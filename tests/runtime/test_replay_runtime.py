@@ -211,3 +211,110 @@ def test_lm_identity_reads_what_the_lm_presents() -> None:
     custom = ToolsEverywhere("openai/not-a-listed-model", api_key="fake")
     assert lm_identity(custom)["supports_function_calling"] is True
     assert lm_identity(custom)["supported_params"] == sorted(custom.supported_params)
+
+
+HEADER_WORD = "workspace_id"  # a header value that is also a key of every recording's inputs
+
+
+def test_the_scrubber_redacts_secret_values_and_never_a_key(settings: Settings, lm: FakeLMServer) -> None:
+    """Secrets are redacted inside string values only: every key of the recording stays, a header value that
+    reads like a key edits nothing structural, and words that only look secret stay in the user's text."""
+    from fleet_rlm.runtime.contracts import ContextSource
+    from fleet_rlm.runtime.recording import LMRecorder
+    from fleet_rlm.testing.fake_lm_dspy import dspy_fields
+
+    notes = settings.workspaces_dir / "w1" / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / f"{HEADER_WORD}.md").write_text("plain notes\n")
+    lm.push(dspy_fields(reasoning=f"you said {SECRET}", answer="your api_key and token words are fine"))
+    lm_with_header = lm.dspy_lm(api_key=SECRET, extra_headers={"X-Tag": HEADER_WORD})
+    runtime = TurnRuntime(settings, lm_provider={"root": lm_with_header})
+    task = f"my api_key, bearer token and password are words; the real key is {SECRET}"
+    path = f"notes/{HEADER_WORD}.md"
+    source = ContextSource(kind="path", name=path, path=path)
+    try:
+        sink = RecordingSink()
+        result = runtime.run_turn(make_request(settings, task, mode="direct", sources=(source,)), sink, CancelToken())
+    finally:
+        runtime.shutdown()
+    assert result.status == "succeeded", result.error
+    assert lm.requests[0].headers["x-tag"] == HEADER_WORD  # the header was sent: it is one of the LM's secrets
+
+    (inputs,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
+    assert set(inputs) == {
+        "task", "options", "sources", "history", "session_summary", "program_versions", "session_id",
+        "workspace_id", "lm_models",
+    }  # fmt: skip
+    assert inputs["workspace_id"] == "w1" and inputs["sources"][0]["path"] == path  # structure as it was
+    assert inputs["task"] == task.replace(SECRET, "[REDACTED]")  # the key redacted, the secret-looking words kept
+    assert RecordedInputs.parse(inputs, run_id="r1").sources[0].path == path  # and it validates for a replay
+    (exchange,) = sink.exchanges()
+    assert exchange.request is not None and set(exchange.request) == {"model", "model_type", "messages", "params"}
+    prompt = repr(exchange.request["messages"])
+    assert SECRET not in prompt and "my api_key, bearer token and password are words" in prompt
+    (done,) = [i for i in sink.items if isinstance(i, RecordingDone)]
+    assert done.answer == "your api_key and token words are fine"
+    assert SECRET not in repr(sink.items)
+
+    recorder = LMRecorder(lambda item: None, 1 << 20, secrets={SECRET, HEADER_WORD})
+    value = {HEADER_WORD: "w1", "nested": {HEADER_WORD: [f"a {SECRET} b", HEADER_WORD, 3]}, "n": 3}
+    assert recorder.scrub(value) == {
+        HEADER_WORD: "w1",
+        "nested": {HEADER_WORD: ["a [REDACTED] b", "[REDACTED]", 3]},
+        "n": 3,
+    }
+
+
+def test_a_replay_runs_in_a_turn_worker_process(settings: Settings, lm: FakeLMServer) -> None:
+    """The replay's recorded responses cross to the worker as data: the worker's book serves every call (the
+    outcome names the worker's pid, not this process's), and a divergence found there comes back with the diff."""
+    import os
+    from dataclasses import replace
+
+    from fleet_rlm.runtime.process import ProcessRuntime
+    from fleet_rlm.testing.fake_lm_dspy import dspy_fields
+
+    lm.push(dspy_fields(reasoning="r", answer="recorded answer"))
+    recording = TurnRuntime(settings, lm_provider={"root": lm.dspy_lm()})
+    try:
+        sink = RecordingSink()
+        recorded = recording.run_turn(make_request(settings, "answer me", mode="direct"), sink, CancelToken())
+    finally:
+        recording.shutdown()
+    assert recorded.status == "succeeded" and recorded.answer == "recorded answer"
+    (raw,) = [i.inputs for i in sink.items if isinstance(i, TurnInputs)]
+    inputs = RecordedInputs.parse(raw, run_id="r1")
+    sent = len(lm.requests)
+
+    workers = ProcessRuntime(settings, processes=1)
+    try:
+
+        def replay_in_worker(task: str | None = None) -> tuple[ReplayProvider, Any]:
+            cancel = CancelToken()
+            provider = ReplayProvider(ReplayBook(sink.exchanges(), cancel), inputs.models())
+            session = "replay-" + uuid.uuid4().hex[:8]
+            request = inputs.request(
+                sources=(),
+                run_id=uuid.uuid4().hex,
+                session_id=session,
+                user_id="u1",
+                workspace_id=session,
+                workspace_dir=settings.workspaces_dir / session,
+                lm_provider=provider,
+            )
+            return provider, workers.run_turn(replace(request, task=task) if task else request, ListSink(), cancel)
+
+        same, result = replay_in_worker()
+        assert result.status == "succeeded" and result.answer == "recorded answer"
+        assert same.book.adopted is not None and same.book.finish() is None and same.book.calls == 1
+        worker_pid = workers._worker(0).process.pid
+        assert same.book.adopted.pid == worker_pid and worker_pid != os.getpid()
+
+        other, result = replay_in_worker(task="another task")
+        divergence = other.book.finish()
+        assert divergence is not None and divergence.reason == "unrecorded_request" and divergence.index == 1
+        assert "+another task" in divergence.diff and other.book.adopted is not None
+        assert result.status == "cancelled"  # the worker's book cancelled the worker's turn
+    finally:
+        workers.shutdown()
+    assert len(lm.requests) == sent  # no replayed call reached the model

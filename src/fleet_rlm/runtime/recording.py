@@ -43,7 +43,7 @@ from fleet_rlm.runtime.lm_wrapper import WrappedLM
 
 TEXT_INPUTS = frozenset({"task", "session_summary", "history"})
 """Free text among a turn's inputs (what the user or the model wrote): secrets are redacted there."""
-TEXT_SOURCE_FIELDS = frozenset({"text", "name"})
+TEXT_SOURCE_FIELDS = frozenset({"text"})
 
 
 def redact_values(value: Any, secrets: Iterable[str]) -> Any:
@@ -124,7 +124,7 @@ class LMRecorder:
 
     def scrub_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The turn's inputs with secrets redacted from their free text only (the task, the summary, earlier
-        turns, a source's text and name); ids, paths, kinds, options and versions are kept as they are, and a
+        turns, a pasted source's text); ids, names, paths, kinds, options and versions are kept as they are, and a
         replay validates them (runtime/replay_inputs.py)."""
         out = {name: self.scrub(value) if name in TEXT_INPUTS else value for name, value in inputs.items()}
         if isinstance(out.get("sources"), list):
