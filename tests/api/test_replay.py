@@ -17,6 +17,7 @@ from fleet_rlm.api.app import create_app
 from fleet_rlm.config import Settings
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import programs as programs_repo
+from fleet_rlm.store.repos import recordings as recordings_repo
 from fleet_rlm.testing import FakeLMServer, rlm_step, rlm_submit, sub_lm_rule
 from tests.helpers import final_answer, run_turn
 from tests.runtime.test_recursion import child_rule
@@ -195,8 +196,8 @@ def test_workspace_file_context_is_staged_for_the_replay(
 
 
 def test_replay_on_a_server_whose_turns_run_in_worker_processes(app_settings: Settings, lm: FakeLMServer) -> None:
-    """FLEET_TURN_PROCESSES=1: the turn runs (and is recorded) in a worker; its replay, whose recorded responses
-    cannot cross to a worker, runs in the server process and is identical."""
+    """FLEET_TURN_PROCESSES=1: the turn runs (and is recorded) in a worker; its replay runs in a worker too (its
+    recorded responses cross as data: tests/runtime/test_replay_runtime.py) and is identical."""
     with TestClient(create_app(app_settings.model_copy(update={"turn_processes": 1}))) as client:
         run_id = record_run(client, lm)
         lm.stop()
@@ -205,3 +206,55 @@ def test_replay_on_a_server_whose_turns_run_in_worker_processes(app_settings: Se
         report = replayed.json()
         assert report["result"] == "identical", report["divergence"]
         assert report["answer_replayed"] == "done"
+
+
+def _edit_inputs(settings: Settings, run_id: str, edit: Any) -> None:
+    async def write() -> None:
+        database = Database(str(settings.database_url))
+        try:
+            async with database.transaction() as session:
+                row = await recordings_repo.get_recording(session, run_id=run_id)
+                assert row is not None
+                await recordings_repo.save_inputs(session, run_id=run_id, inputs=edit(dict(row.inputs)))
+        finally:
+            await database.dispose()
+
+    asyncio.run(write())
+
+
+def test_a_recording_whose_inputs_do_not_validate_is_refused(
+    client: TestClient, app_settings: Settings, lm: FakeLMServer
+) -> None:
+    """What the old scrubber left of a recording (a key replaced by `[REDACTED]`), a path that climbs out of the
+    workspace, a task that is missing: `422 recording_invalid` naming the field, and nothing runs."""
+    from fleet_rlm.testing import adapter_fields_rule
+
+    lm.add_rule(adapter_fields_rule(answer="fine"))
+    session_id = client.post("/api/v1/sessions", json={"title": "invalid"}).json()["id"]
+    run_id, events = run_turn(client, session_id, {"content": "hello", "execution_mode": "direct"}, "v1")
+    assert final_answer(events) == "fine"
+    lm.stop()
+    assert client.post(f"/api/v1/runs/{run_id}/replay").json()["result"] == "identical"
+
+    def renamed(inputs: dict[str, Any]) -> dict[str, Any]:
+        inputs["[REDACTED]"] = inputs.pop("workspace_id")
+        return inputs
+
+    def climbing(inputs: dict[str, Any]) -> dict[str, Any]:
+        return {**inputs, "sources": [{"kind": "path", "name": "x", "path": "../other/memory/MEMORIES.md"}]}
+
+    def untasked(inputs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in inputs.items() if k != "task"}
+
+    for edit, field in ((renamed, "[REDACTED]"), (climbing, "sources"), (untasked, "task")):
+        _edit_inputs(app_settings, run_id, edit)
+        refused = client.post(f"/api/v1/runs/{run_id}/replay")
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "recording_invalid" and field in error["message"] and error["action"]
+        assert "Traceback" not in refused.text
+        together = client.put("/api/v1/replay-sets/bad", json={"run_ids": [run_id]})
+        assert together.status_code == 200, together.text
+        report = client.post("/api/v1/replay-sets/bad/replay").json()
+        assert report["identical"] is False and report["reports"][0]["error"]["code"] == "recording_invalid"
+    assert sorted(p.name for p in app_settings.workspaces_dir.iterdir() if p.name.startswith("replay-")) == []
