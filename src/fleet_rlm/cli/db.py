@@ -15,11 +15,12 @@ def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> 
     """Migrate the database up to REVISION (default: head)."""
 
     def body() -> None:
+        from fleet_rlm.services.startup import migration_attributes
         from fleet_rlm.store import migrate  # imported when used: alembic/sqlalchemy cost seconds at startup
 
         settings = load_settings()
         _ensure_sqlite_dir(settings)
-        migrate.upgrade(settings.resolved_database_url, revision)
+        migrate.upgrade(settings.resolved_database_url, revision, attributes=migration_attributes(settings))
         typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
 
     guarded(body)
@@ -30,10 +31,11 @@ def downgrade(revision: str = typer.Argument(..., help="Target revision, e.g. ba
     """Migrate the database down to REVISION."""
 
     def body() -> None:
+        from fleet_rlm.services.startup import migration_attributes
         from fleet_rlm.store import migrate  # imported when used: alembic/sqlalchemy cost seconds at startup
 
         settings = load_settings()
-        migrate.downgrade(settings.resolved_database_url, revision)
+        migrate.downgrade(settings.resolved_database_url, revision, attributes=migration_attributes(settings))
         typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
 
     guarded(body)

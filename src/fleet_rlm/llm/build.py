@@ -45,6 +45,8 @@ def lm_kwargs(profile: LMProfile, *, settings: Settings, cache: bool = False) ->
         kwargs["api_key"] = profile.api_key_value
     elif profile.api_base and (not profile.provider_env_key or not os.environ.get(_key_env(profile.model))):
         kwargs["api_key"] = NO_KEY  # local OpenAI-compatible servers need no key, but clients insist on one
+    if profile.extra_headers:  # as dspy's `extra_headers`: the recorder scrubs them as secrets by this position
+        kwargs["extra_headers"] = profile.extra_header_values
     if profile.temperature is not None:
         kwargs["temperature"] = profile.temperature
     if profile.max_tokens is not None:

@@ -127,7 +127,9 @@ def models_url(profile: LMProfile) -> str:
 def list_models(profile: LMProfile, *, timeout_s: float = 10.0) -> list[str]:
     """Model ids served at the profile's endpoint, sorted. Raises LMCallError / FleetError with a code."""
     url = models_url(profile)
-    headers = {"Authorization": f"Bearer {profile.api_key_value}"} if profile.api_key_value else {}
+    headers = dict(profile.extra_header_values)
+    if profile.api_key_value:
+        headers["Authorization"] = f"Bearer {profile.api_key_value}"
     try:
         response = httpx.get(url, headers=headers, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as exc:

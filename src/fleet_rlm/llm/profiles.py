@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.llm.errors import ModelNotConfigured, ProfileNotFound
+from fleet_rlm.llm.headers import HEADER_KWARGS
 from fleet_rlm.llm.roles import FALLBACK, ROLES, Role
 
 Engine = Literal["auto", "lm15", "litellm"]
@@ -52,6 +53,9 @@ class LMProfile(BaseModel):
         default=None, description="Price calls as this LiteLLM model (for proxies serving a known model)."
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="Other dspy.LM keyword arguments.")
+    extra_headers: dict[str, SecretStr] = Field(
+        default_factory=dict, description="HTTP headers sent with every call (decrypted by the caller; secrets)."
+    )
     provider_env_key: bool = Field(
         default=True,
         description="Without api_key, let the client use the provider's env var (OPENAI_API_KEY...). False for "
@@ -67,14 +71,18 @@ class LMProfile(BaseModel):
     @field_validator("extra")
     @classmethod
     def _no_reserved(cls, value: dict[str, Any]) -> dict[str, Any]:
-        clash = sorted(RESERVED_KWARGS & set(value))
+        clash = sorted((RESERVED_KWARGS | HEADER_KWARGS) & set(value))
         if clash:
-            raise ValueError(f"extra may not set {clash}; use the profile's own fields")
+            raise ValueError(f"extra may not set {clash}; use the profile's own fields (extra_headers for headers)")
         return value
 
     @property
     def api_key_value(self) -> str | None:
         return self.api_key.get_secret_value() if self.api_key else None
+
+    @property
+    def extra_header_values(self) -> dict[str, str]:
+        return {name: value.get_secret_value() for name, value in self.extra_headers.items()}
 
     def with_model(self, model: str | None) -> LMProfile:
         """This profile with another model (a binding's override); unchanged when `model` is empty."""

@@ -1,14 +1,19 @@
-"""API keys at rest: Fernet encryption with a key from FLEET_SECRET_KEY or a 0600 key file in data_dir.
+"""Secrets at rest: Fernet encryption with a key from FLEET_SECRET_KEY or a 0600 key file in data_dir.
 
-Losing the key makes stored API keys unreadable (users must re-enter them), so the key file is created once,
-atomically, and never rewritten. `mask` is what the API and CLI show instead of a key.
+One secret (an API key) is one token; named secrets (a profile's or an MCP server's HTTP headers, an MCP
+server's environment) are one token of a JSON object (`seal`/`unseal`), whose names the API may show and whose
+values it never returns. Losing the key makes stored secrets unreadable (users must re-enter them), so the key
+file is created once, atomically, and never rewritten. `mask` is what the API and CLI show instead of a key.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import SecretStr
@@ -41,10 +46,21 @@ class SecretBox:
             return self._fernet.decrypt(token.encode("ascii")).decode("utf-8")
         except (InvalidToken, ValueError) as exc:
             raise SecretError(
-                "a stored API key cannot be decrypted with the current secret key",
+                "a stored secret (an API key or header value) cannot be decrypted with the current secret key",
                 code="secret_undecryptable",
-                action="Restore the original FLEET_SECRET_KEY (or <data_dir>/secret.key), or re-enter the API key.",
+                action="Restore the original FLEET_SECRET_KEY (or <data_dir>/secret.key), or re-enter the secret.",
             ) from exc
+
+    def seal(self, values: Mapping[str, Any]) -> str | None:
+        """Named secrets (a JSON object) as one token; None when there are none."""
+        return self.encrypt(json.dumps(dict(values), sort_keys=True)) if values else None
+
+    def unseal(self, token: str | None) -> dict[str, Any]:
+        """What `seal` stored ({} for None); raises SecretError when it cannot be decrypted."""
+        if not token:
+            return {}
+        value = json.loads(self.decrypt(token))
+        return dict(value) if isinstance(value, dict) else {}
 
 
 def key_file(settings: Settings) -> Path:

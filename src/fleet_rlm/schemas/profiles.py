@@ -1,4 +1,5 @@
-"""LLM profiles and role bindings. API keys are write-only: responses say whether one is set and show a mask."""
+"""LLM profiles and role bindings. API keys and header values are write-only: responses say whether a key is set
+(with a mask) and name the headers (`extra_header_names`), never their values."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 
+from fleet_rlm.llm.headers import HEADER_KWARGS, MAX_HEADERS, check_headers
 from fleet_rlm.llm.profiles import RESERVED_KWARGS
 from fleet_rlm.schemas.common import In
 
@@ -36,7 +38,17 @@ def check_extra(value: dict[str, Any]) -> dict[str, Any]:
     clash = sorted(RESERVED_KWARGS & set(value))
     if clash:
         raise ValueError(f"may not set {', '.join(clash)}; use the profile's own fields")
+    headers = sorted(HEADER_KWARGS & set(value))
+    if headers:
+        raise ValueError(f"may not set {', '.join(headers)}; use extra_headers (stored encrypted)")
     return value
+
+
+HEADERS_HELP = (
+    "HTTP headers sent with every call to this endpoint (e.g. a gateway's X-Org or X-Api-Token). Values are "
+    "stored encrypted and never returned (see extra_header_names); changing model or api_base removes them unless "
+    "the same request sends them again."
+)
 
 
 class ProfileOptions(BaseModel):
@@ -58,15 +70,21 @@ class ProfileCreate(In, ProfileOptions):
     model: str = Field(min_length=1, max_length=255, description="LiteLLM model string, e.g. openai/gpt-4o-mini.")
     api_base: str | None = Field(default=None, max_length=2000, description="OpenAI-compatible base URL.")
     api_key: SecretStr | None = Field(default=None, max_length=4000, description="Stored encrypted; never returned.")
+    extra_headers: dict[str, SecretStr] = Field(default_factory=dict, max_length=MAX_HEADERS, description=HEADERS_HELP)
 
     _name = field_validator("name", "model")(check_name)
     _base = field_validator("api_base")(check_api_base)
+    _headers = field_validator("extra_headers")(check_headers)
 
 
 class ProfileUpdate(In):
     """Only the fields present change. `api_key: null` removes the stored key. Changing `model` or `api_base`
     removes the key too (and a reference to the server's key), unless the same request sends a new `api_key`:
-    a key is only ever sent to the endpoint it was given for."""
+    a key is only ever sent to the endpoint it was given for. The same holds for the header values.
+
+    `extra_headers`, when present, is the whole set of headers: a value sets or replaces a header, `null` keeps
+    its stored value (a form re-sent whole; not after a change of model or api_base), a stored header left out
+    is removed; `extra_headers: null` removes them all."""
 
     name: str | None = Field(default=None, min_length=1, max_length=255)
     model: str | None = Field(default=None, min_length=1, max_length=255)
@@ -79,9 +97,13 @@ class ProfileUpdate(In):
     num_retries: int | None = Field(default=None, ge=0, le=10)
     pricing_model: str | None = Field(default=None, max_length=255)
     extra: dict[str, Any] | None = None
+    extra_headers: dict[str, SecretStr | None] | None = Field(
+        default=None, max_length=MAX_HEADERS, description="The whole set of headers; null values keep stored ones."
+    )
 
     _extra = field_validator("extra")(lambda value: None if value is None else check_extra(value))
     _base = field_validator("api_base")(check_api_base)
+    _headers = field_validator("extra_headers")(check_headers)
 
     @field_validator("name", "model")
     @classmethod
@@ -102,6 +124,9 @@ class ProfileOut(ProfileOptions):
         "(never copied into the profile); null: no key.",
     )
     has_key: bool = Field(default=False, description="Whether calls send a key (stored or the server's).")
+    extra_header_names: list[str] = Field(
+        description="Names of the headers sent with every call; their values are stored encrypted, never returned."
+    )
     action: str | None = Field(
         default=None, description="What to do next, e.g. after changing model/api_base removed the key."
     )

@@ -1,7 +1,8 @@
 """A user's stored LLM profiles and role bindings, as the llm layer understands them.
 
-Rows hold the API key encrypted (Fernet, `fleet_rlm.llm.secret_box`); keys are decrypted only to call a model
-(a check, a model listing, a turn) and never leave the server. A row imported from the server's environment
+Rows hold the API key and the extra HTTP headers encrypted (Fernet, `fleet_rlm.llm.secret_box`); they are
+decrypted only to call a model (a check, a model listing, a turn) and never leave the server: responses show a
+key's mask and the headers' names. A row imported from the server's environment
 holds no key at all: `key_source` names the environment profile ("env", "env-delegate") whose model, endpoint
 and key are looked up when the LM is built. `turn_lm_provider` gives a turn the caller's models: the runtime
 asks it for a role's LM, and resolution (bindings, DSPY_* environment, fallbacks) happens then, so a
@@ -91,13 +92,34 @@ def target_of(row: LlmProfile, settings: Settings) -> tuple[str, str | None]:
     return row.model, row.api_base
 
 
+def headers_of(row: LlmProfile, settings: Settings) -> dict[str, str]:
+    """The row's extra HTTP headers, decrypted (raises SecretError when they cannot be)."""
+    return {str(k): str(v) for k, v in secret_box(settings).unseal(row.extra_headers_encrypted).items()}
+
+
+def header_names_of(row: LlmProfile, settings: Settings) -> list[str] | None:
+    """The names of the row's headers (None when they cannot be decrypted)."""
+    try:
+        return sorted(headers_of(row, settings), key=str.lower)
+    except FleetError:
+        return None
+
+
 def to_lm_profile(row: LlmProfile, settings: Settings, *, check_base: bool = True) -> LMProfile:
-    """The llm layer's profile with the key decrypted (raises SecretError when it cannot be). The row's own
-    api_base is checked against the SSRF rule first (`lm_base_blocked`), unless `check_base` is False."""
+    """The llm layer's profile with the key and headers decrypted (raises SecretError when they cannot be). The
+    row's own api_base is checked against the SSRF rule first (`lm_base_blocked`), unless `check_base` is False."""
     options = options_of(row).model_dump()
+    headers = {name: SecretStr(value) for name, value in headers_of(row, settings).items()}
     env = env_profile_of(row, settings)
     if env is not None:
-        return LMProfile(name=row.name, model=env.model, api_base=env.api_base, api_key=env.api_key, **options)
+        return LMProfile(
+            name=row.name,
+            model=env.model,
+            api_base=env.api_base,
+            api_key=env.api_key,
+            extra_headers=headers,
+            **options,
+        )
     if check_base:
         check_api_base(row.api_base, settings)
     key = secret_box(settings).decrypt(row.api_key_encrypted) if row.api_key_encrypted else None
@@ -106,13 +128,20 @@ def to_lm_profile(row: LlmProfile, settings: Settings, *, check_base: bool = Tru
         model=row.model,
         api_base=row.api_base,
         api_key=SecretStr(key) if key else None,
+        extra_headers=headers,
         provider_env_key=settings.auth_mode == "none",
         **options,
     )
 
 
+HEADERS_UNDECRYPTABLE = "the stored headers cannot be decrypted: send extra_headers again with their values"
+
+
 def profile_out(row: LlmProfile, settings: Settings, roles: list[str], *, action: str | None = None) -> ProfileOut:
-    """The response form: no key, only whether one is set, its mask and where it comes from."""
+    """The response form: no key, only whether one is set, its mask and where it comes from; header names only."""
+    header_names = header_names_of(row, settings)
+    if header_names is None:
+        header_names, action = [], action or HEADERS_UNDECRYPTABLE
     masked = ""
     if row.api_key_encrypted:
         try:
@@ -130,6 +159,7 @@ def profile_out(row: LlmProfile, settings: Settings, roles: list[str], *, action
         api_key_masked=masked,
         key_source=key_source,
         has_key=key_source is not None,
+        extra_header_names=header_names,
         action=action,
         roles=sorted(roles),
         created_at=row.created_at,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
@@ -34,11 +35,23 @@ def prepare_data_dir(settings: Settings) -> Path:
     return root
 
 
+def migration_attributes(settings: Settings) -> dict[str, Any]:
+    """What migrations get from the server: a loader of its Fernet key (read only by a migration that encrypts
+    stored values, such as 0012's profile headers; imported then: the llm package loads DSPy)."""
+
+    def secret_key() -> bytes:
+        from fleet_rlm.llm.secrets import load_or_create_key
+
+        return load_or_create_key(settings)
+
+    return {"secret_key": secret_key}
+
+
 async def prepare_database(settings: Settings) -> Database:
     """Bring the schema to head (SQLite) or refuse to start (Postgres behind head); return a live Database."""
     url = settings.resolved_database_url
     try:
-        return await open_database(url)
+        return await open_database(url, migration_attributes=migration_attributes(settings))
     except SchemaBehindError as exc:
         raise FleetError(str(exc), code="schema_behind") from exc
     except SchemaUnknownError as exc:

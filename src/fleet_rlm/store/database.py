@@ -92,13 +92,14 @@ class Database:
         await self.engine.dispose()
 
 
-async def open_database(url: str, *, echo: bool = False) -> Database:
+async def open_database(url: str, *, echo: bool = False, migration_attributes: migrate.Attributes = None) -> Database:
     """Open the database the startup way: SQLite migrates itself to head, Postgres must already be there.
+    `migration_attributes` reach the migrations (see `migrate`).
 
     Raises SchemaBehindError / SchemaUnknownError (Postgres behind, or a schema newer than the code).
     """
     if backend_of(url) == "sqlite":
-        await migrate.ensure_sqlite_schema_async(url)
+        await migrate.ensure_sqlite_schema_async(url, attributes=migration_attributes)
     else:
         await migrate.assert_at_head_async(url)
     return Database(url, echo=echo)

@@ -5,12 +5,14 @@ calls `assert_at_head` and the operator runs `fleet-rlm db upgrade`. The Alembic
 (script_location + url), so nothing depends on the working directory or alembic.ini. Alembic's command API is
 sync: the async variants hand it a connection through `Connection.run_sync`; the sync wrappers run those on a
 fresh event loop (in a worker thread when the caller already runs one), so the CLI and the app share one path.
+`attributes` reach the migrations as `config.attributes` (e.g. "secret_key": a loader of the server's Fernet
+key, for a migration that encrypts data), so a data migration needs no settings of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,9 +88,15 @@ async def _on_connection(url: str, fn: Callable[[Connection], T], *, write: bool
         await engine.dispose()
 
 
-def _with_config(url: str, action: Callable[[Config], None]) -> Callable[[Connection], None]:
+Attributes = Mapping[str, Any] | None
+
+
+def _with_config(
+    url: str, action: Callable[[Config], None], attributes: Attributes = None
+) -> Callable[[Connection], None]:
     def run(connection: Connection) -> None:
         cfg = alembic_config(url)
+        cfg.attributes.update(attributes or {})
         cfg.attributes["connection"] = connection
         action(cfg)
 
@@ -104,12 +112,13 @@ def _check_known(rev: str | None, code_head: str) -> None:
         raise SchemaUnknownError(rev, code_head)
 
 
-async def upgrade_async(url: str, revision: str = "head") -> None:
-    await _on_connection(url, _with_config(url, lambda cfg: command.upgrade(cfg, revision)), write=True)
+async def upgrade_async(url: str, revision: str = "head", *, attributes: Attributes = None) -> None:
+    await _on_connection(url, _with_config(url, lambda cfg: command.upgrade(cfg, revision), attributes), write=True)
 
 
-async def downgrade_async(url: str, revision: str) -> None:
-    await _on_connection(url, _with_config(url, lambda cfg: command.downgrade(cfg, revision)), write=True)
+async def downgrade_async(url: str, revision: str, *, attributes: Attributes = None) -> None:
+    action = _with_config(url, lambda cfg: command.downgrade(cfg, revision), attributes)
+    await _on_connection(url, action, write=True)
 
 
 async def current_async(url: str) -> str | None:
@@ -141,7 +150,7 @@ def _is_empty(connection: Connection) -> bool:
     return not sa.inspect(connection).get_table_names()
 
 
-async def ensure_sqlite_schema_async(url: str) -> str:
+async def ensure_sqlite_schema_async(url: str, *, attributes: Attributes = None) -> str:
     """Create the SQLite file's directory and bring it to head; returns the head revision.
 
     A database without tables is created from the models at head (`_create_at_head`); any other is migrated as
@@ -163,7 +172,7 @@ async def ensure_sqlite_schema_async(url: str) -> str:
         if rev is None and _is_empty(connection):
             _create_at_head(connection, url)
         elif rev != code_head:
-            _with_config(url, lambda cfg: command.upgrade(cfg, "head"))(connection)
+            _with_config(url, lambda cfg: command.upgrade(cfg, "head"), attributes)(connection)
 
     await _on_connection(url, ensure, write=True)
     return code_head
@@ -179,12 +188,12 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    _run(upgrade_async(url, revision))
+def upgrade(url: str, revision: str = "head", *, attributes: Attributes = None) -> None:
+    _run(upgrade_async(url, revision, attributes=attributes))
 
 
-def downgrade(url: str, revision: str) -> None:
-    _run(downgrade_async(url, revision))
+def downgrade(url: str, revision: str, *, attributes: Attributes = None) -> None:
+    _run(downgrade_async(url, revision, attributes=attributes))
 
 
 def current(url: str) -> str | None:
@@ -195,5 +204,5 @@ def assert_at_head(url: str) -> str:
     return _run(assert_at_head_async(url))
 
 
-def ensure_sqlite_schema(url: str) -> str:
-    return _run(ensure_sqlite_schema_async(url))
+def ensure_sqlite_schema(url: str, *, attributes: Attributes = None) -> str:
+    return _run(ensure_sqlite_schema_async(url, attributes=attributes))

@@ -1,6 +1,8 @@
-"""LLM profiles: the caller's named models (endpoint, encrypted key, options), their checks and model lists.
+"""LLM profiles: the caller's named models (endpoint, encrypted key and headers, options), their checks and model
+lists.
 
-A key only ever goes to the endpoint it was given for: changing `model` or `api_base` removes it. Endpoints
+A key (and a header value) only ever goes to the endpoint it was given for: changing `model` or `api_base`
+removes it. Header values are write-only like keys: responses name the headers. Endpoints
 are checked against the SSRF rule (`llm.endpoints`) on save and before use. `import-env` (admins only) makes
 profiles that refer to the server's DSPY_* settings instead of copying its key.
 """
@@ -16,9 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fleet_rlm.api.auth import CurrentUserDep, require_admin
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep, TxDep
 from fleet_rlm.config import Settings
-from fleet_rlm.errors import Conflict
+from fleet_rlm.errors import Conflict, FleetError, InvalidInput
 from fleet_rlm.llm import LMCheckResult, check_lm, env_profiles, list_models, secret_box
 from fleet_rlm.llm.endpoints import check_api_base
+from fleet_rlm.llm.headers import merge, plain
 from fleet_rlm.schemas.common import Responses
 from fleet_rlm.schemas.profiles import (
     ImportedProfile,
@@ -31,6 +34,7 @@ from fleet_rlm.schemas.profiles import (
 )
 from fleet_rlm.services.lms import (
     OPTION_FIELDS,
+    headers_of,
     options_of,
     owned_profile,
     profile_not_found,
@@ -46,6 +50,10 @@ NOT_FOUND: Responses = {404: {"description": "No such profile for this user."}}
 CONFLICT: Responses = {409: {"description": "Another of your profiles has this name."}}
 BLOCKED: Responses = {403: {"description": "lm_base_blocked: api_base resolves to a private address."}}
 KEY_DROPPED = "the key was removed because model or api_base changed: send api_key to set one for this endpoint"
+HEADERS_DROPPED = (
+    "the values of headers {names} were removed because model or api_base changed: send extra_headers with their "
+    "values to set them for this endpoint"
+)
 
 
 def name_taken(name: str) -> Conflict:
@@ -73,6 +81,37 @@ def _encrypt(settings: Settings, key: str | None) -> str | None:
     return secret_box(settings).encrypt(key) if key else None
 
 
+def _header_changes(
+    settings: Settings, row: LlmProfile, body: ProfileUpdate, *, sent: bool, target_changed: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The row changes an update makes to the headers, and the names whose values it dropped. Values sent are
+    set, names sent without one keep theirs (unless the endpoint changed: values only go where they were given
+    for), names left out are removed; without `extra_headers` only a changed endpoint drops them."""
+    if not sent:
+        if target_changed and row.extra_headers_encrypted:
+            try:
+                dropped = sorted(headers_of(settings=settings, row=row), key=str.lower)
+            except FleetError:
+                dropped = []
+            return {"extra_headers_encrypted": None}, dropped or ["(undecryptable)"]
+        return {}, []
+    wanted = body.extra_headers or {}
+    stored: dict[str, str] = {}
+    if not target_changed and any(value is None for value in wanted.values()):
+        try:
+            stored = headers_of(row, settings)
+        except FleetError:
+            stored = {}
+    merged, missing = merge(stored, wanted)
+    if missing and not target_changed:
+        raise InvalidInput(
+            f"no stored value to keep for header(s) {', '.join(missing)}",
+            code="header_value_missing",
+            action="send a value for each new header (null keeps only a value already stored)",
+        )
+    return {"extra_headers_encrypted": secret_box(settings).seal(merged)}, missing
+
+
 @router.get("", operation_id="listLlmProfiles", response_model=ProfileList)
 async def list_profiles(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> ProfileList:
     """Your profiles by name. Keys are never returned: see `api_key_set` and `api_key_masked`."""
@@ -91,7 +130,7 @@ async def list_profiles(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -
 async def create_profile(
     user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileCreate
 ) -> ProfileOut:
-    """A new profile; its API key is encrypted at rest."""
+    """A new profile; its API key and header values are encrypted at rest (never returned)."""
     await asyncio.to_thread(check_api_base, body.api_base, settings)
     key = body.api_key.get_secret_value() if body.api_key else None
     options = body.model_dump(include=set(OPTION_FIELDS))
@@ -105,6 +144,7 @@ async def create_profile(
             api_base=body.api_base,
             api_key_encrypted=_encrypt(settings, key),
             extra=options,
+            extra_headers_encrypted=secret_box(settings).seal(plain(body.extra_headers)),
         )
         return await _out(s, settings, row, user.user_id)
 
@@ -119,7 +159,9 @@ async def update_profile(
     profile_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ProfileUpdate
 ) -> ProfileOut:
     """Change the fields present; `api_key: null` removes the key, a string replaces it. A changed `model` or
-    `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent."""
+    `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent, and the
+    header values unless they are sent again. `extra_headers` is the whole set: a value sets one, null keeps the
+    stored value, a name left out is removed."""
     sent = body.model_dump(exclude_unset=True)
     async with database.transaction() as s:
         row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
@@ -130,13 +172,21 @@ async def update_profile(
     if "api_base" in sent and sent["api_base"] != row.api_base:
         changes["api_base"] = sent["api_base"]
         await asyncio.to_thread(check_api_base, sent["api_base"], settings)
-    action = None
+    actions = []
+    target_changed = "model" in changes or "api_base" in changes
     if "api_key" in sent:
         changes["api_key_encrypted"] = _encrypt(settings, body.api_key.get_secret_value() if body.api_key else None)
         changes["key_source"] = None
-    elif ("model" in changes or "api_base" in changes) and (row.api_key_encrypted or row.key_source):
+    elif target_changed and (row.api_key_encrypted or row.key_source):
         changes["api_key_encrypted"], changes["key_source"] = None, None
-        action = KEY_DROPPED
+        actions.append(KEY_DROPPED)
+    header_changes, dropped = _header_changes(
+        settings, row, body, sent="extra_headers" in sent, target_changed=target_changed
+    )
+    changes.update(header_changes)
+    if dropped:
+        actions.append(HEADERS_DROPPED.format(names=", ".join(dropped)))
+    action = "; ".join(actions) or None
     async with database.transaction() as s:
         row = await owned_profile(s, user_id=user.user_id, profile_id=profile_id)
         if "name" in changes:
@@ -238,6 +288,7 @@ async def import_env(user: CurrentUserDep, s: TxDep, settings: SettingsDep) -> I
                 api_base=env.api_base,
                 api_key_encrypted=None,
                 key_source=name,
+                extra_headers_encrypted=None,
             )
             status = "updated"
         out = await _out(s, settings, row, user.user_id)

@@ -72,7 +72,8 @@ class WsTicket(StoreModel, table=True):
 
 
 class LlmProfile(StoreModel, table=True):
-    """A named model configuration; the API key is stored encrypted (Fernet token text), never in clear."""
+    """A named model configuration; the API key and the extra HTTP headers are stored encrypted (Fernet token
+    text; the headers as one token of a JSON object {name: value}), never in clear."""
 
     __tablename__ = "llm_profiles"
 
@@ -86,6 +87,7 @@ class LlmProfile(StoreModel, table=True):
     # never copied here; None: the profile's own key, if any.
     key_source: str | None = str_field(32, default=None, nullable=True)
     extra: dict[str, Any] = json_field()
+    extra_headers_encrypted: str | None = text_field()
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
 

@@ -1,5 +1,5 @@
-"""LLM profiles and role bindings of one user. Keys arrive already encrypted: the store never sees a clear key
-(and a profile referring to the server's environment holds none: `key_source` names it).
+"""LLM profiles and role bindings of one user. Keys and header values arrive already encrypted: the store never
+sees a clear key or header (and a profile referring to the server's environment holds none: `key_source` names it).
 
 A profile name is unique per user; a binding ties one role to one of the user's profiles (deleting the profile
 deletes its bindings by cascade). Every function is scoped by `user_id`, so another user's row is "not found".
@@ -50,6 +50,7 @@ async def create_profile(
     api_key_encrypted: str | None = None,
     key_source: str | None = None,
     extra: dict[str, Any] | None = None,
+    extra_headers_encrypted: str | None = None,
 ) -> LlmProfile:
     row = LlmProfile(
         user_id=user_id,
@@ -59,6 +60,7 @@ async def create_profile(
         api_key_encrypted=api_key_encrypted,
         key_source=key_source,
         extra=dict(extra or {}),
+        extra_headers_encrypted=extra_headers_encrypted,
     )
     session.add(row)
     await session.flush()
@@ -76,6 +78,7 @@ async def update_profile(
     api_key_encrypted: str | None = UNSET,
     key_source: str | None = UNSET,
     extra: dict[str, Any] = UNSET,
+    extra_headers_encrypted: str | None = UNSET,
 ) -> LlmProfile | None:
     """Change the given fields (others stay); None when the user has no such profile."""
     row = await get_profile(session, user_id=user_id, profile_id=profile_id)
@@ -87,6 +90,7 @@ async def update_profile(
         "api_base": api_base,
         "api_key_encrypted": api_key_encrypted,
         "key_source": key_source,
+        "extra_headers_encrypted": extra_headers_encrypted,
     }
     for field, value in changes.items():
         if value is not UNSET:
