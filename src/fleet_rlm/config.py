@@ -24,7 +24,7 @@ from fleet_rlm.budgets import (
     TurnBudgets,
     TurnTimeoutS,
 )
-from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.mcp_servers import MCP_LIMIT, SERVERS_HELP, McpServers
 
 ExecutionMode = Literal["auto", "direct", "tools", "rlm"]
 SandboxBackend = Literal["local", "daytona"]
@@ -244,18 +244,15 @@ class Settings(BaseSettings):
     url_allow_private: bool = Field(default=False, description="Allow URL context from loopback and private addresses.")
 
     # --- MCP servers as tools (docs/mcp.md) -----------------------------------------------------------------
-    mcp_servers: list[McpServerSpec] = Field(
-        default=[],
-        description=(
-            'Operator MCP servers for every user, JSON: [{"name": "docs", "command": "uvx", "args": [...], '
-            '"tools": ["search"]}] or {"url": ...}; in the policy file [[mcp.servers]] tables.'
-        ),
-    )
+    mcp_servers: McpServers = Field(default=[], description=SERVERS_HELP)
     mcp_tool_timeout_s: float = Field(default=30.0, gt=0, description="Time limit of one MCP tool call.")
     mcp_connect_timeout_s: float = Field(default=20.0, gt=0, description="Time to start/connect an MCP server.")
     mcp_allow_private_urls: bool = Field(
         default=False, description="token/oidc: allow users' MCP server URLs on loopback or private addresses."
     )
+    mcp_result_max_bytes: int = Field(default=8 << 20, ge=1 << 16, le=1 << 28, description=MCP_LIMIT % "bytes")
+    mcp_result_max_depth: int = Field(default=64, ge=4, le=200, description=MCP_LIMIT % "levels of nesting")
+    mcp_result_max_items: int = Field(default=200_000, ge=1000, le=5_000_000, description=MCP_LIMIT % "JSON values")
 
     # --- document limits (untrusted uploads, URL bodies and workspace files converted to text) --------------
     document_max_uncompressed_mb: int = Field(

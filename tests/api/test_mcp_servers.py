@@ -12,7 +12,8 @@ from pydantic import SecretStr
 from sqlmodel import select
 
 from fleet_rlm.api.app import create_app
-from fleet_rlm.config import McpServerSpec, Settings
+from fleet_rlm.config import Settings
+from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.store.models import McpServer
 from fleet_rlm.testing import FakeLMServer
 from fleet_rlm.testing.fake_lm_dspy import dspy_fields
@@ -75,7 +76,7 @@ def test_a_users_server_serves_their_tools_mode_turn(settings: Settings) -> None
             }
         )
         lm.push(
-            dspy_fields(next_thought="Echo.", next_tool_name="kit_echo", next_tool_args={"text": "mine"}),
+            dspy_fields(next_thought="Echo.", next_tool_name="mcp__kit__echo", next_tool_args={"text": "mine"}),
             dspy_fields(next_thought="Done.", next_tool_name="finish", next_tool_args={}),
             dspy_fields(reasoning="echoed", answer="echo:mine"),
         )
@@ -85,5 +86,25 @@ def test_a_users_server_serves_their_tools_mode_turn(settings: Settings) -> None
             _, events = run_turn(client, session_id, {"content": "echo mine", "execution_mode": "tools"}, "k1")
     assert final_answer(events) == "echo:mine"
     calls = [e for e in events if e["type"] in ("tool_call", "tool_result")]
-    assert [(e["type"], e["name"]) for e in calls] == [("tool_call", "kit_echo"), ("tool_result", "kit_echo")]
+    assert [(e["type"], e["name"]) for e in calls] == [
+        ("tool_call", "mcp__kit__echo"),
+        ("tool_result", "mcp__kit__echo"),
+    ]
     assert calls[1]["ok"] and calls[1]["result_preview"] == "echo:mine"
+
+
+def test_names_that_would_make_tool_names_ambiguous_are_refused(settings: Settings) -> None:
+    """Tools are `mcp__<server>__<tool>`: a server name with `__` or a trailing `_`, or allowed tools that
+    differ only in punctuation, would give two tools one name; the POST says so with a stable code."""
+    with TestClient(create_app(settings)) as client:
+        for name in ("gh__enterprise", "gh_"):
+            body = assert_error(
+                client.post("/api/v1/mcp-servers", json={**STDIO, "name": name}), 422, "mcp_name_collision"
+            )
+            assert "'__'" in body["message"] and body["action"]
+        twins = {**STDIO, "tools": ["list-repos", "list.repos"]}
+        body = assert_error(client.post("/api/v1/mcp-servers", json=twins), 422, "mcp_name_collision")
+        assert "mcp__kit__list_repos" in body["message"]
+        for name in ("rlm", "llm", "gh", "gh_enterprise"):  # their tools cannot meet a built-in or each other
+            created = client.post("/api/v1/mcp-servers", json={**STDIO, "name": name, "tools": ["query"]})
+            assert created.status_code == 201, created.text

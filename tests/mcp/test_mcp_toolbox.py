@@ -51,17 +51,23 @@ def test_stdio_server_tools_are_allow_listed_and_callable(settings: Settings, mo
     box, sink, _ = toolbox(settings.model_copy(update={"mcp_tool_timeout_s": 1.0}), servers=[spec])
     try:
         tools = {tool.name: tool for tool in box.tools()}
-        assert set(tools) == {"t_echo", "t_add", "t_fail", "t_hang", "t_env_probe"}  # never t_hidden
-        assert tools["t_echo"](text="hi") == "echo:hi"
-        assert tools["t_add"](a=2, b=3) == 5
-        assert tools["t_env_probe"]() == "none"
+        assert set(tools) == {
+            "mcp__t__echo",
+            "mcp__t__add",
+            "mcp__t__fail",
+            "mcp__t__hang",
+            "mcp__t__env_probe",
+        }  # never mcp__t__hidden
+        assert tools["mcp__t__echo"](text="hi") == "echo:hi"
+        assert tools["mcp__t__add"](a=2, b=3) == 5
+        assert tools["mcp__t__env_probe"]() == "none"
         with pytest.raises(McpToolError, match="deliberate failure"):
-            tools["t_fail"](reason="x")
+            tools["mcp__t__fail"](reason="x")
         started = time.monotonic()
         with pytest.raises(McpToolError, match="timed out"):
-            tools["t_hang"]()
+            tools["mcp__t__hang"]()
         assert time.monotonic() - started < 5
-        assert tools["t_echo"](text="still alive") == "echo:still alive"  # a timeout leaves the session usable
+        assert tools["mcp__t__echo"](text="still alive") == "echo:still alive"  # a timeout leaves the session usable
     finally:
         box.close()
     assert sink.events == []
@@ -74,8 +80,8 @@ def test_http_server_and_an_unavailable_one(settings: Settings) -> None:
         box, sink, _ = toolbox(settings, servers=[spec, missing])
         try:
             tools = {tool.name: tool for tool in box.tools()}
-            assert set(tools) == {"web_echo"}
-            assert tools["web_echo"](text="over http") == "echo:over http"
+            assert set(tools) == {"mcp__web__echo"}
+            assert tools["mcp__web__echo"](text="over http") == "echo:over http"
         finally:
             box.close()
     warnings = [e for e in sink.events if e.type == "warning"]

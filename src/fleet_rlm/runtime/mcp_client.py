@@ -8,6 +8,9 @@ cancelled (the SDK tells the server), and a turn that stops wakes every waiting 
 stdio servers start with the SDK's minimal environment (PATH, HOME, ...) plus their own `env`: the server's
 process never sees our LM keys or other secrets. Their stderr goes to `logs/mcp-<name>.log` when a logs dir is
 given (a test or operator can read why a server failed), else nowhere.
+
+Both transports meter what the server sends before the SDK parses it (`mcp_limits`: bytes, nesting, tokens;
+`mcp_stdio` for stdio, `mcp_http` for HTTP): a message over a limit fails its call with `McpResultTooLarge`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.runtime.mcp_limits import TOO_LARGE, ResultLimits
 
 T = TypeVar("T")
 SHUTDOWN_WAIT_S = 5.0
@@ -33,6 +37,14 @@ class McpUnavailable(Exception):
 
 class McpCallFailed(Exception):
     """A call did not produce a result: timeout, transport failure or a protocol error."""
+
+    code: str | None = None
+
+
+class McpResultTooLarge(McpCallFailed):
+    """The server's answer went over a limit of `mcp_limits` and was refused before parsing."""
+
+    code = TOO_LARGE
 
 
 class LoopThread:
@@ -55,21 +67,29 @@ class LoopThread:
             self.loop.close()
 
 
-def _transport(spec: McpServerSpec, logs_dir: Path | None) -> tuple[Any, Any]:
-    """The SDK transport for `spec` and the file its stderr goes to (closed by the caller)."""
+def _transport(spec: McpServerSpec, logs_dir: Path | None, limits: ResultLimits) -> tuple[Any, Any]:
+    """The SDK transport for `spec` and what it holds open (closed by the caller): the HTTP client, or the file
+    a stdio server's stderr goes to. Every message is metered by `limits` before the SDK reads it (`mcp_http`,
+    `mcp_stdio`)."""
     import httpx2
-    from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
 
+    from fleet_rlm.runtime.mcp_http import IDENTITY, MeteredTransport
+    from fleet_rlm.runtime.mcp_stdio import bounded_stdio_client
     from mcp import StdioServerParameters
 
     if spec.url is not None:
-        http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=None))
-        return streamable_http_client(spec.url, http_client=http), http
+        http = httpx2.AsyncClient(
+            headers={**spec.headers, **IDENTITY},
+            timeout=httpx2.Timeout(30.0, read=None),
+            transport=MeteredTransport(httpx2.AsyncHTTPTransport(), limits),
+        )
+        # the whole body is metered; an SSE event is part of it, so the SDK's own event limit never binds first
+        return streamable_http_client(spec.url, http_client=http, max_sse_event_size=limits.max_bytes + 1), http
     assert spec.command is not None
     errlog = _errlog(spec.name, logs_dir)
     params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env))
-    return stdio_client(params, errlog=errlog), errlog
+    return bounded_stdio_client(params, limits, errlog), errlog
 
 
 def _errlog(name: str, logs_dir: Path | None) -> Any:
@@ -83,8 +103,11 @@ def _errlog(name: str, logs_dir: Path | None) -> Any:
 class McpConnection:
     """One connected server: its tool listing and `call()`; `close()` ends the session (and a stdio process)."""
 
-    def __init__(self, spec: McpServerSpec, runner: LoopThread, *, logs_dir: Path | None = None) -> None:
+    def __init__(
+        self, spec: McpServerSpec, runner: LoopThread, *, limits: ResultLimits, logs_dir: Path | None = None
+    ) -> None:
         self.spec = spec
+        self.limits = limits
         self.runner = runner
         self.logs_dir = logs_dir
         self.tools: list[Any] = []
@@ -109,7 +132,7 @@ class McpConnection:
         from mcp import Client
 
         self._closing = asyncio.Event()
-        transport, resource = _transport(self.spec, self.logs_dir)
+        transport, resource = _transport(self.spec, self.logs_dir, self.limits)
         try:
             async with Client(transport, mode="legacy") as client:
                 self._client = client
@@ -130,8 +153,9 @@ class McpConnection:
                     await result
 
     def call(self, name: str, arguments: dict[str, Any], *, timeout_s: float, stop: Any = None) -> Any:
-        """The CallToolResult of `name`; McpCallFailed on timeout or transport failure. `stop(cancel)` registers
-        a callback run when the turn stops (it returns an unregister function)."""
+        """The CallToolResult of `name`; McpCallFailed on timeout or transport failure (McpResultTooLarge for an
+        answer over the limits). `stop(cancel)` registers a callback run when the turn stops (it returns an
+        unregister function)."""
         client = self._client
         if client is None:
             raise McpCallFailed(f"MCP server {self.spec.name!r} is not connected")
@@ -146,6 +170,8 @@ class McpConnection:
             raise McpCallFailed("cancelled: the turn stopped") from None
         except Exception as exc:
             reason = _reason(exc)
+            if TOO_LARGE in reason:
+                raise McpResultTooLarge(reason[reason.index(TOO_LARGE) :]) from None
             raise McpCallFailed(
                 f"timed out after {timeout_s:g}s" if reason.startswith("timed out") else reason
             ) from None

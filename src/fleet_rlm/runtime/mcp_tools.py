@@ -3,17 +3,19 @@ the RLM sandbox (the guest's call travels over the sandbox bridge to the host, w
 
 The sandbox never talks to a server and never sees its command, URL, headers or env: only the tool's name,
 description and argument schema. Only allow-listed tools exist (`McpServerSpec.tools`); each is named
-`<server>_<tool>`. Calls are `dspy.Tool` calls, so the actor's event callback records each as a
-`tool_call`/`tool_result` pair. A server that cannot be started or reached is a `warning` event
-(`mcp_server_unavailable`) and the turn goes on without its tools; a tool that fails, reports an error or
-exceeds its time limit raises `McpToolError`, which the model sees as that tool's error (ReAct's observation,
-or a `ToolError` in the REPL); a turn that stops wakes its waiting calls at once.
+`mcp__<server>__<tool>` (`fleet_rlm.mcp_servers.exposed_name`), and tools that would still share a name (two
+servers of one name, tool names that differ only in punctuation) are all left out with a `warning` event
+(`mcp_tool_name_collision`): never the first one silently. Calls are `dspy.Tool` calls, so the actor's event
+callback records each as a `tool_call`/`tool_result` pair. A server that cannot be started or reached is a
+`warning` event (`mcp_server_unavailable`) and the turn goes on without its tools; a tool that fails, reports
+an error, exceeds its time limit or answers more than the `mcp_result_*` limits (`mcp_result_too_large`) raises
+`McpToolError`, which the model sees as that tool's error (ReAct's observation, or a `ToolError` in the REPL); a
+turn that stops wakes its waiting calls at once.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,26 +26,26 @@ import dspy
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events import WarningEvent
-from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.mcp_servers import McpServerSpec, exposed_name
 from fleet_rlm.netguard import GuardCodes, check_url
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.mcp_client import LoopThread, McpCallFailed, McpConnection, McpUnavailable
+from fleet_rlm.runtime.mcp_limits import ResultLimits
 
 RESULT_MAX_CHARS = 100_000
 MAX_TOOLS = 100
 UNAVAILABLE = "mcp_server_unavailable"
+COLLISION = "mcp_tool_name_collision"
 URL_CODES = GuardCodes(blocked="mcp_url_blocked", failed="mcp_url_failed", allow_setting="FLEET_MCP_ALLOW_PRIVATE_URLS")
 
 
 class McpToolError(RuntimeError):
-    """A tool call that produced no result; its message is what the model reads."""
+    """A tool call that produced no result; its message is what the model reads (it names `code` when set)."""
 
-
-def exposed_name(server: str, tool: str) -> str:
-    """`<server>_<tool>` as a Python identifier (the REPL calls it by this name)."""
-    cleaned = re.sub(r"\W", "_", tool).strip("_") or "tool"
-    return f"{server}_{cleaned}"
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def allowed(spec: McpServerSpec, tool: str) -> bool:
@@ -100,6 +102,9 @@ class McpToolbox:
         self._tools: list[dspy.Tool] | None = None
         self._connections: list[McpConnection] = []
         self._runner: LoopThread | None = None
+        self.limits = ResultLimits(
+            settings.mcp_result_max_bytes, settings.mcp_result_max_depth, settings.mcp_result_max_items
+        )
 
     @property
     def configured(self) -> bool:
@@ -116,16 +121,27 @@ class McpToolbox:
         specs = [(spec, False) for spec in self.servers] + [(spec, True) for spec in self.user_servers]
         with ThreadPoolExecutor(max_workers=min(8, len(specs)), thread_name_prefix="mcp-connect") as pool:
             opened = list(pool.map(lambda item: self._open(*item), specs))
-        tools: dict[str, dspy.Tool] = {}
+        offered: dict[str, list[tuple[McpConnection, Any]]] = {}
         for connection in opened:
             if connection is None:
                 continue
             self._connections.append(connection)
             for tool in connection.tools:
-                name = exposed_name(connection.spec.name, tool.name)
-                if allowed(connection.spec, tool.name) and name not in tools and len(tools) < MAX_TOOLS:
-                    tools[name] = self._tool(connection, tool, name)
-        return list(tools.values())
+                if allowed(connection.spec, tool.name):
+                    offered.setdefault(exposed_name(connection.spec.name, tool.name), []).append((connection, tool))
+        tools: list[dspy.Tool] = []
+        for name, sources in offered.items():
+            if len(sources) > 1:
+                self._collision(name, sources)
+            elif len(tools) < MAX_TOOLS:
+                tools.append(self._tool(*sources[0], name))
+        return tools
+
+    def _collision(self, name: str, sources: list[tuple[McpConnection, Any]]) -> None:
+        """Every tool that maps to `name` is left out: which one the model meant is unknowable."""
+        which = ", ".join(f"{connection.spec.name!r}.{tool.name!r}" for connection, tool in sources)
+        message = f"MCP tools {which} would all be named {name}; none of them is offered"
+        self.emitter.emit(WarningEvent, code=COLLISION, message=message[:500])
 
     def _open(self, spec: McpServerSpec, users: bool) -> McpConnection | None:
         assert self._runner is not None
@@ -133,7 +149,7 @@ class McpToolbox:
             if users and spec.url is not None:
                 allow = self.settings.auth_mode == "none" or self.settings.mcp_allow_private_urls
                 check_url(spec.url, allow_private=allow, codes=URL_CODES)
-            connection = McpConnection(spec, self._runner, logs_dir=self.settings.logs_dir)
+            connection = McpConnection(spec, self._runner, limits=self.limits, logs_dir=self.settings.logs_dir)
             return connection.connect(self.settings.mcp_connect_timeout_s)
         except (McpUnavailable, FleetError) as exc:
             message = exc.message if isinstance(exc, FleetError) else str(exc)
@@ -151,7 +167,7 @@ class McpToolbox:
                 result = connection.call(remote, arguments, timeout_s=timeout_s, stop=self.control.on_stop)
             except McpCallFailed as exc:
                 self.control.check()  # a stopped turn stops here, not in the model's next step
-                raise McpToolError(f"{name} failed: {exc}") from None
+                raise McpToolError(f"{name} failed: {exc}", code=exc.code) from None
             return result_value(result)
 
         call.__name__ = name

@@ -4,7 +4,9 @@ Rules (the trust model of docs/security.md): with auth `none` the local user is 
 anything. In token and oidc modes a stdio server runs a command on the server, so only admins may add or change
 one (`403 admin_required`); anyone may add an HTTP URL, which must resolve to public addresses (`403
 mcp_url_blocked`) unless the operator sets `FLEET_MCP_ALLOW_PRIVATE_URLS` (it is checked again before every
-turn's connection). Names are unique per user and may not shadow an operator server (`409 mcp_server_exists`).
+turn's connection). Names are unique per user and may not shadow an operator server (`409 mcp_server_exists`); a
+name or allow-list that would make two tools share a name (`mcp__<server>__<tool>`: a name with `__` or a
+trailing `_`, allowed tools that differ only in punctuation) is `422 mcp_name_collision`.
 `env` and `headers` values are Fernet-encrypted in the row and only ever decrypted to connect.
 """
 
@@ -14,12 +16,13 @@ import asyncio
 import json
 from typing import Any, Protocol
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, FleetError, InvalidInput, NotFound
 from fleet_rlm.llm import secret_box
-from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.mcp_servers import McpServerSpec, NameCollision
 from fleet_rlm.netguard import check_url
 from fleet_rlm.runtime.mcp_tools import URL_CODES
 from fleet_rlm.schemas.mcp_servers import McpServerCreate, McpServerList, McpServerOut, McpServerUpdate
@@ -140,8 +143,16 @@ async def _check(settings: Settings, principal: Configurer, spec: McpServerSpec)
 def _validated(fields: dict[str, Any]) -> McpServerSpec:
     try:
         return McpServerSpec(**fields)
-    except ValueError as exc:
-        message = str(exc).splitlines()[-1].strip() if str(exc) else "invalid MCP server"
+    except ValidationError as exc:
+        causes = [error.get("ctx", {}).get("error") for error in exc.errors()]
+        collision = next((cause for cause in causes if isinstance(cause, NameCollision)), None)
+        if collision is not None:
+            raise InvalidInput(
+                str(collision),
+                code="mcp_name_collision",
+                action="name the server without '__' or a trailing '_', and allow each tool once",
+            ) from None
+        message = str(exc.errors()[0]["msg"]) if exc.errors() else "invalid MCP server"
         raise InvalidInput(message, code="mcp_server_invalid", action="give a command or a url, not both") from None
 
 
