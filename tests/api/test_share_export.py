@@ -59,7 +59,7 @@ def test_html_export_is_one_safe_redacted_file_with_the_tree(settings: Settings)
     for secret in SECRET_BITS:
         assert secret not in page
     assert str(configured.data_dir) not in page and me["id"] not in page and me["workspace_id"] not in page
-    assert "Redaction" in page and "configured key" in page and "host path" in page
+    assert "Redaction" in page and "configured_secret: " in page and "host_path: " in page
     for shape in ("iteration 1", "llm_query_batched (2 prompts)", "child RLM c1 (depth 1)", "tool search_docs"):
         assert shape in page, shape
     child_block = page[page.index("child RLM c1") :]

@@ -129,3 +129,8 @@ class SessionExport(BaseModel):
     runs: list[RunOut]
     events: list[EventOut]
     artifacts: list[ArtifactOut]
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="What the export replaced, counts by kind (github_token, password_field, configured_secret, "
+        "host_path...): the rules are in docs/security.md, Share redaction.",
+    )

@@ -58,6 +58,7 @@ class SharedFile:
     content: str
     media_type: str
     filename: str
+    redactions: dict[str, int]  # what was replaced, counts by kind (also written in the file itself)
 
 
 async def share_session(
@@ -78,7 +79,8 @@ async def share_session(
     data = redactor.value(bundle.model_dump(mode="json"))
     filename = f"fleet-session-{session_id}.{SUFFIX[fmt]}"
     if fmt == "json":
-        return SharedFile(json.dumps(data, ensure_ascii=False), MEDIA[fmt], filename)
+        data["redactions"] = redactor.redactions
+        return SharedFile(json.dumps(data, ensure_ascii=False), MEDIA[fmt], filename, redactor.redactions)
     clean = SessionExport.model_validate(data)
     artifacts = []
     if fmt == "html" and owner.workspace_root is not None:
@@ -87,7 +89,7 @@ async def share_session(
         artifacts = [ArtifactView(a.name, a.media_type, a.size) for a in clean.artifacts]
     view = build_view(clean, artifacts=artifacts, redaction=redactor.report())
     content = render_html(view) if fmt == "html" else render_markdown(view)
-    return SharedFile(content, MEDIA[fmt], filename)
+    return SharedFile(content, MEDIA[fmt], filename, redactor.redactions)
 
 
 def _read_artifacts(root: Path, rows: list[ArtifactOut], redactor: Redactor) -> list[ArtifactView]:

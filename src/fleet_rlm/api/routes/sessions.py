@@ -37,6 +37,7 @@ from fleet_rlm.store.repos import forks, runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 NOT_FOUND: Responses = {404: {"description": "No such session for this user."}}
+REDACTIONS_HEADER = "X-Redactions"  # an export's redaction counts by kind: `github_token=2, password_field=1` or `none`
 
 
 @router.get("", operation_id="listSessions", response_model=SessionPage)
@@ -177,6 +178,13 @@ async def get_session_context(session_id: str, user: CurrentUserDep, s: TxDep) -
             "description": "The session as a download: the JSON bundle (format=json), one self-contained HTML file "
             "(format=html) or Markdown (format=markdown).",
             "content": {"text/html": {"schema": {"type": "string"}}, "text/markdown": {"schema": {"type": "string"}}},
+            "headers": {
+                REDACTIONS_HEADER: {
+                    "description": "What redaction replaced, counts by kind: `kind=count, ...` or `none` (the "
+                    "file says the same: `redactions` in the JSON bundle, the Redaction list in html/markdown).",
+                    "schema": {"type": "string"},
+                }
+            },
         },
     },
 )
@@ -192,7 +200,8 @@ async def export_session(
     ] = None,
 ) -> Response:
     """The session with its turns, runs, every event and artifact metadata. Secrets are removed in every format;
-    html and markdown also replace user ids, names and host paths by default (listed at the top of the file)."""
+    html and markdown also replace user ids, names and host paths by default (listed at the top of the file).
+    What was replaced is counted by kind, in the file and in the X-Redactions header."""
     owner = Owner(
         user_id=user.user_id,
         names=(user.name, user.display_name),
@@ -200,7 +209,11 @@ async def export_session(
         workspace_root=user.workspace_root,
     )
     shared = await share_session(database, settings, owner=owner, session_id=session_id, fmt=format, redact=redact)
-    headers = {"Content-Disposition": f'attachment; filename="{shared.filename}"', "X-Content-Type-Options": "nosniff"}
+    headers = {
+        "Content-Disposition": f'attachment; filename="{shared.filename}"',
+        "X-Content-Type-Options": "nosniff",
+        REDACTIONS_HEADER: ", ".join(f"{kind}={count}" for kind, count in shared.redactions.items()) or "none",
+    }
     if format == "html":
         headers["Content-Security-Policy"] = CSP
     return Response(shared.content, media_type=shared.media_type, headers=headers)
