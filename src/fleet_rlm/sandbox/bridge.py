@@ -57,8 +57,15 @@ class HostBridge:
         return names
 
     def dispatch(self, frame: Frame, send: SendReply) -> None:
+        """Run a guest `call` frame on the pool; `frame.done()` once its reply is sent (the transport holds
+        at most `FrameLimits.held_frames` unanswered, so a flood of calls waits in the guest, not here)."""
         context = self._context.copy()
-        self._calls.submit(context.run, self._run, frame.header, send)
+        try:
+            future = self._calls.submit(context.run, self._run, frame.header, send)
+        except RuntimeError:  # the pool is shut down: the interpreter is ending
+            frame.done()
+            return
+        future.add_done_callback(lambda _: frame.done())  # also when `close` cancels it
 
     def _run(self, header: dict[str, Any], send: SendReply) -> None:
         call_id = header.get("id")

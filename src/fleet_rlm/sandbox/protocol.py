@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +20,9 @@ PREFIX = struct.Struct(">II")
 # vanishes in the write that waits for the worker anyway, and the transient encoding is noise.
 ENCODE_CHUNK_CHARS = 1 << 16
 PROTOCOL_VERSION = 1
-# Frames coming *from* a worker are untrusted: cap what the host will buffer.
-MAX_HEADER_FROM_WORKER = 32 * 1024 * 1024
-MAX_BODY_FROM_WORKER = 64 * 1024 * 1024
+# Frames coming *from* a worker are untrusted: `frame_limits.py` bounds and decodes their headers. A worker
+# never sends a body, so one from a worker is a protocol error.
+MAX_BODY_FROM_WORKER = 0
 
 
 class FrameError(Exception):
@@ -33,11 +33,21 @@ class FrameError(Exception):
 class Frame:
     header: dict[str, Any]
     body: bytes = field(default=b"", repr=False)
+    cost: int = 0
+    """Upper bound of the memory the decoded header holds (frame_limits.py); 0 for frames the host made."""
+    release: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    """Set by the transport that read the frame: called once by `done()`."""
 
     @property
     def kind(self) -> str:
         value = self.header.get("t")
         return value if isinstance(value, str) else ""
+
+    def done(self) -> None:
+        """Its consumer no longer holds the frame, so the transport may read more (inflow.py); idempotent."""
+        release, self.release = self.release, None
+        if release is not None:
+            release()
 
 
 def utf8_size(text: str) -> int:
@@ -109,13 +119,3 @@ def decode_prefix(prefix: bytes, max_header: int, max_body: int) -> tuple[int, i
     if body_len > max_body:
         raise FrameError(f"frame body length {body_len} exceeds {max_body}")
     return header_len, body_len
-
-
-def decode_header(raw: bytes) -> dict[str, Any]:
-    try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise FrameError(f"frame header is not JSON: {exc}") from exc
-    if not isinstance(header, dict) or not isinstance(header.get("t"), str):
-        raise FrameError("frame header must be a JSON object with a string 't'")
-    return header

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 from fleet_rlm.sandbox.context_cache import ContextCache
+from fleet_rlm.sandbox.frame_limits import DEFAULT_LIMITS, MIB, FrameLimits
 from fleet_rlm.sandbox.launcher import spawn_worker
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.protocol import Body, Frame, FrameError
@@ -77,11 +78,37 @@ def describe_exit(handle: WorkerHandle) -> str:
     return f"the sandbox process exited with status {code}"
 
 
+class _CellBudget:
+    """What one cell's frames may add up to (`FrameLimits.cell_frames`, `cell_decoded`)."""
+
+    def __init__(self, limits: FrameLimits) -> None:
+        self.limits = limits
+        self.frames = 0
+        self.decoded = 0
+
+    def spend(self, frame: Frame) -> str:
+        """Count `frame`; the reason when the cell is over budget, else ''."""
+        self.frames += 1
+        self.decoded += frame.cost
+        if self.frames > self.limits.cell_frames:
+            return f"more than {self.limits.cell_frames} frames in one cell"
+        if self.decoded > self.limits.cell_decoded:
+            return f"more than {self.limits.cell_decoded // MIB} MiB of frames in one cell"
+        return ""
+
+
 class WorkerSession:
     """One live worker. Not thread-safe for cells: one `run_cell` at a time (the interpreter serializes)."""
 
-    def __init__(self, options: SandboxOptions, workspace_id: str, spawn: Spawn = spawn_worker) -> None:
+    def __init__(
+        self,
+        options: SandboxOptions,
+        workspace_id: str,
+        spawn: Spawn = spawn_worker,
+        limits: FrameLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.options = options
+        self.limits = limits
         self.workspace_id = workspace_id
         self.handle: WorkerHandle = spawn(options, workspace_id)
         self.cache = ContextCache(options.inline_max_bytes)
@@ -117,6 +144,7 @@ class WorkerSession:
         except (TimeoutError, TransportClosed, FrameError) as exc:
             self.close()
             raise WorkerLost(f"the sandbox failed to start: {exc}") from exc
+        frame.done()
         if frame.kind != "ready":
             self.close()
             raise WorkerLost(f"the sandbox sent {frame.kind!r} instead of 'ready'")
@@ -162,6 +190,7 @@ class WorkerSession:
         deadline = time.monotonic() + timeout_s
         interrupted = False
         transport = self.handle.transport
+        budget = _CellBudget(self.limits)
         while True:
             try:
                 frame = transport.recv_frame(timeout=max(deadline - time.monotonic(), 0.0))
@@ -179,9 +208,14 @@ class WorkerSession:
                 self._lost(describe_exit(self.handle), exc)
             except FrameError as exc:
                 self._lost(f"the sandbox broke the protocol ({exc})", exc)
+            if over := budget.spend(frame):
+                frame.done()
+                self._lost(f"the sandbox broke the protocol ({over})")
             if frame.kind == "call":
-                on_call(frame)
-            elif frame.kind == "done" and frame.header.get("id") == cell_id:
+                on_call(frame)  # the bridge calls frame.done() once the call is answered
+                continue
+            frame.done()
+            if frame.kind == "done" and frame.header.get("id") == cell_id:
                 kind = str(frame.header.get("kind", ""))
                 output = str(frame.header.get("output", ""))
                 cap = 2 * self.options.output_max_chars + 200  # never trust the worker's own cap

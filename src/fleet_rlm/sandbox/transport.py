@@ -3,6 +3,8 @@
 The host-side client (`session.py`) only sees `Transport`: `send_frame`, `recv_frame`, `close`. Locally the
 worker's frames travel over two pipes handed to the subprocess; the Daytona backend carries the same frames
 over its own channel. `recv_frame` is fed by a reader thread so timeouts never leave a frame half-read.
+Frames from a worker are bounded as they are decoded (`frame_limits.py`) and held within `inflow.py`'s limits;
+anything wrong with one ends that worker's transport with a `FrameError`, never the host's reader of another.
 """
 
 from __future__ import annotations
@@ -13,17 +15,9 @@ import queue
 import threading
 from typing import Any, Protocol
 
-from fleet_rlm.sandbox.protocol import (
-    MAX_BODY_FROM_WORKER,
-    MAX_HEADER_FROM_WORKER,
-    PREFIX,
-    Body,
-    Frame,
-    FrameError,
-    decode_header,
-    decode_prefix,
-    encode_head,
-)
+from fleet_rlm.sandbox.frame_limits import DEFAULT_LIMITS, FrameLimits, decode_header
+from fleet_rlm.sandbox.inflow import Inflow
+from fleet_rlm.sandbox.protocol import MAX_BODY_FROM_WORKER, PREFIX, Body, Frame, FrameError, decode_prefix, encode_head
 
 
 class TransportClosed(Exception):
@@ -40,7 +34,7 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-def _read_exact(fd: int, size: int, *, at_frame_start: bool = False) -> bytes | None:
+def _read_exact(fd: int, size: int, *, at_frame_start: bool = False) -> bytearray | None:
     """Read exactly `size` bytes; None only for a clean EOF between frames."""
     buf = bytearray(size)
     view = memoryview(buf)
@@ -52,7 +46,7 @@ def _read_exact(fd: int, size: int, *, at_frame_start: bool = False) -> bytes | 
                 return None
             raise FrameError(f"stream ended inside a frame ({got}/{size} bytes)")
         got += n
-    return bytes(buf)
+    return buf
 
 
 class PipeTransport:
@@ -63,13 +57,12 @@ class PipeTransport:
         read_fd: int,
         write_fd: int,
         *,
-        max_header: int = MAX_HEADER_FROM_WORKER,
-        max_body: int = MAX_BODY_FROM_WORKER,
+        limits: FrameLimits = DEFAULT_LIMITS,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
-        self._max_header = max_header
-        self._max_body = max_body
+        self._limits = limits
+        self.inflow = Inflow(limits)
         self._inbox: queue.SimpleQueue[Frame | BaseException] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
         self._closed = False
@@ -83,14 +76,17 @@ class PipeTransport:
                 if prefix is None:
                     self._inbox.put(TransportClosed("worker closed its channel"))
                     return
-                header_len, body_len = decode_prefix(prefix, self._max_header, self._max_body)
-                header = decode_header(_read_exact(self._read_fd, header_len) or b"")
-                body = (_read_exact(self._read_fd, body_len) or b"") if body_len else b""
-                self._inbox.put(Frame(header, body))
+                header_len, _ = decode_prefix(bytes(prefix), self._limits.max_header, MAX_BODY_FROM_WORKER)
+                decoded = decode_header(_read_exact(self._read_fd, header_len) or b"", self._limits)
+                if not self.inflow.admit(decoded.cost):  # waits while the host holds too much, or reads too fast
+                    return
+                self._inbox.put(Frame(decoded.header, cost=decoded.cost, release=self.inflow.release_for(decoded.cost)))
         except FrameError as exc:
             self._inbox.put(exc)
         except OSError as exc:
             self._inbox.put(TransportClosed(f"channel error: {exc}"))
+        except BaseException as exc:  # never end without a word: the session must learn this worker is unusable
+            self._inbox.put(FrameError(f"the worker's frames could not be read ({type(exc).__name__})"))
         finally:
             with contextlib.suppress(OSError):
                 os.close(self._read_fd)
@@ -117,6 +113,7 @@ class PipeTransport:
         return take_frame(self._inbox, timeout)
 
     def close(self) -> None:
+        self.inflow.close()
         with self._send_lock:
             if self._closed:
                 return

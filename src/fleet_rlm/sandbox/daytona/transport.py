@@ -19,14 +19,14 @@ from typing import Any
 from daytona._async.process import AsyncProcess
 
 from fleet_rlm.sandbox.daytona.loop import LoopClosed, LoopThread
+from fleet_rlm.sandbox.frame_limits import DEFAULT_LIMITS, FrameLimits, decode_header
+from fleet_rlm.sandbox.inflow import Inflow
 from fleet_rlm.sandbox.protocol import (
     MAX_BODY_FROM_WORKER,
-    MAX_HEADER_FROM_WORKER,
     PREFIX,
     Body,
     Frame,
     FrameError,
-    decode_header,
     decode_prefix,
     encode_frame,
 )
@@ -47,8 +47,7 @@ class LineTransport:
         *,
         max_post_bytes: int = 4 * 1024 * 1024,
         request_timeout_s: float = 60.0,
-        max_header: int = MAX_HEADER_FROM_WORKER,
-        max_body: int = MAX_BODY_FROM_WORKER,
+        limits: FrameLimits = DEFAULT_LIMITS,
     ) -> None:
         self._loop = loop
         self._process = process
@@ -56,9 +55,10 @@ class LineTransport:
         self.command_id = command_id
         self._max_post = max_post_bytes
         self._timeout = request_timeout_s
-        self._max_header = max_header
-        self._max_body = max_body
-        self._decoder = LineDecoder(PREFIX.size + max_header + max_body)
+        self._limits = limits
+        self._max_frame = PREFIX.size + limits.max_header + MAX_BODY_FROM_WORKER
+        self._decoder = LineDecoder(self._max_frame)
+        self.inflow = Inflow(limits)
         self._partial = ""
         self._stderr = ""
         self._inbox: queue.SimpleQueue[Frame | BaseException] = queue.SimpleQueue()
@@ -90,22 +90,39 @@ class LineTransport:
             return
         self._partial += text
         if "\n" not in text:
-            if len(self._partial) > 2 * (self._max_header + self._max_body):
+            if len(self._partial) > 2 * self._max_frame:
                 self._fail(FrameError("the worker sent an over-long line"))
             return
         *lines, self._partial = self._partial.split("\n")
         for line in lines:
             try:
-                data = self._decoder.feed(line)
-                if data is None:
-                    continue
-                decode_prefix(data[: PREFIX.size], self._max_header, self._max_body)
-                raw_header, body = split_frame(data)
-                frame = Frame(decode_header(raw_header), body)
-            except (ValueError, FrameError) as exc:
-                self._fail(exc if isinstance(exc, FrameError) else FrameError(str(exc)))
+                frame = self._frame_of(line)
+            except FrameError as exc:
+                self._fail(exc)
                 return
-            self._inbox.put(frame)
+            if frame is not None:
+                self._inbox.put(frame)
+
+    def _frame_of(self, line: str) -> Frame | None:
+        """The frame a line completes, bounded as the local transport's are; a FrameError for anything wrong.
+
+        This runs on the backend's loop, shared by every Daytona sandbox: it cannot wait for the session, so
+        a worker the host is `held_frames` behind is ended instead of paced (inflow.py)."""
+        try:
+            data = self._decoder.feed(line)
+            if data is None:
+                return None
+            decode_prefix(data[: PREFIX.size], self._limits.max_header, MAX_BODY_FROM_WORKER)
+            raw_header, _ = split_frame(data)
+            del data
+            decoded = decode_header(raw_header, self._limits)
+        except FrameError:
+            raise
+        except Exception as exc:  # a bad line, base64, length: anything
+            raise FrameError(f"the worker sent a bad frame ({type(exc).__name__}: {exc})") from exc
+        if not self.inflow.try_admit(decoded.cost):
+            raise FrameError("the worker sent frames faster than the host handles them")
+        return Frame(decoded.header, cost=decoded.cost, release=self.inflow.release_for(decoded.cost))
 
     def _on_stderr(self, text: str) -> None:
         self._stderr = (self._stderr + text)[-STDERR_TAIL_CHARS:]
@@ -179,6 +196,7 @@ class LineTransport:
         return not (self._ended.is_set() or self._closed or self._broken)
 
     def close(self) -> None:
+        self.inflow.close()
         if self._closed:
             return
         self._closed = True
