@@ -192,6 +192,7 @@ class RecordedRequest:
             "timestamp": self.timestamp,
             "model": self.model,
             "stream": self.stream,
+            "headers": dict(self.headers),
         }
 
 

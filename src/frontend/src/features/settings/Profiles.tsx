@@ -26,12 +26,14 @@ export function Profiles() {
       {profiles.data && items.length === 0 && <Empty>No profiles yet: the server uses its environment (DSPY_LM_MODEL). Add one below.</Empty>}
       {items.length > 0 && (
         <TableScroll label="LLM profiles"><table aria-label="LLM profiles">
-          <thead><tr><th>Name</th><th>Model</th><th>Key</th><th>Roles</th><th><span className="sr-only">Actions</span></th></tr></thead>
+          <thead><tr><th>Name</th><th>Model</th><th>Key</th><th>Headers</th><th>Roles</th><th><span className="sr-only">Actions</span></th></tr></thead>
           <tbody>
             {items.map((p) => (
               <tr key={p.id}>
                 <td>{p.name}</td><td><code>{p.model}</code>{p.api_base && <div className="muted">{p.api_base}</div>}</td>
-                <td>{p.api_key_set ? p.api_key_masked : <span className="muted">none</span>}</td><td>{p.roles.join(", ")}</td>
+                <td>{p.api_key_set ? p.api_key_masked : <span className="muted">none</span>}</td>
+                <td>{p.extra_header_names.length ? p.extra_header_names.map((h) => <div key={h}><code>{h}</code> <span className="badge ok" title="a value is stored (never shown)">set</span></div>) : <span className="muted">none</span>}</td>
+                <td>{p.roles.join(", ")}</td>
                 <td><div className="row">
                   <button onClick={() => test.mutate(p.id)} aria-label={`Test ${p.name}`}>Test</button>
                   <button onClick={() => setEditing(p.id)} aria-label={`Edit ${p.name}`}>Edit</button>

@@ -254,6 +254,7 @@ export interface paths {
          * Export Session
          * @description The session with its turns, runs, every event and artifact metadata. Secrets are removed in every format;
          *     html and markdown also replace user ids, names and host paths by default (listed at the top of the file).
+         *     What was replaced is counted by kind, in the file and in the X-Redactions header.
          */
         get: operations["exportSession"];
         put?: never;
@@ -557,7 +558,7 @@ export interface paths {
         put?: never;
         /**
          * Create Profile
-         * @description A new profile; its API key is encrypted at rest.
+         * @description A new profile; its API key and header values are encrypted at rest (never returned).
          */
         post: operations["createLlmProfile"];
         delete?: never;
@@ -586,7 +587,9 @@ export interface paths {
         /**
          * Update Profile
          * @description Change the fields present; `api_key: null` removes the key, a string replaces it. A changed `model` or
-         *     `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent.
+         *     `api_base` removes the key (and any reference to the server's key) unless a new `api_key` is sent, and the
+         *     header values unless they are sent again. `extra_headers` is the whole set: a value sets one, null keeps the
+         *     stored value, a name left out is removed.
          */
         patch: operations["updateLlmProfile"];
         trace?: never;
@@ -2209,6 +2212,13 @@ export interface components {
              * @description Stored encrypted; never returned.
              */
             api_key?: string | null;
+            /**
+             * Extra Headers
+             * @description HTTP headers sent with every call to this endpoint (e.g. a gateway's X-Org or X-Api-Token). Values are stored encrypted and never returned (see extra_header_names); changing model or api_base removes them unless the same request sends them again.
+             */
+            extra_headers?: {
+                [key: string]: string;
+            };
         };
         /** ProfileList */
         ProfileList: {
@@ -2286,6 +2296,11 @@ export interface components {
              */
             has_key: boolean;
             /**
+             * Extra Header Names
+             * @description Names of the headers sent with every call; their values are stored encrypted, never returned.
+             */
+            extra_header_names: string[];
+            /**
              * Action
              * @description What to do next, e.g. after changing model/api_base removed the key.
              */
@@ -2310,7 +2325,11 @@ export interface components {
          * ProfileUpdate
          * @description Only the fields present change. `api_key: null` removes the stored key. Changing `model` or `api_base`
          *     removes the key too (and a reference to the server's key), unless the same request sends a new `api_key`:
-         *     a key is only ever sent to the endpoint it was given for.
+         *     a key is only ever sent to the endpoint it was given for. The same holds for the header values.
+         *
+         *     `extra_headers`, when present, is the whole set of headers: a value sets or replaces a header, `null` keeps
+         *     its stored value (a form re-sent whole; not after a change of model or api_base), a stored header left out
+         *     is removed; `extra_headers: null` removes them all.
          */
         ProfileUpdate: {
             /** Name */
@@ -2336,6 +2355,13 @@ export interface components {
             /** Extra */
             extra?: {
                 [key: string]: unknown;
+            } | null;
+            /**
+             * Extra Headers
+             * @description The whole set of headers; null values keep stored ones.
+             */
+            extra_headers?: {
+                [key: string]: string | null;
             } | null;
         };
         /** Readiness */
@@ -2836,6 +2862,13 @@ export interface components {
             events: components["schemas"]["EventOut"][];
             /** Artifacts */
             artifacts: components["schemas"]["ArtifactOut"][];
+            /**
+             * Redactions
+             * @description What the export replaced, counts by kind (github_token, password_field, configured_secret, host_path...): the rules are in docs/security.md, Share redaction.
+             */
+            redactions?: {
+                [key: string]: number;
+            };
         };
         /** SessionOut */
         SessionOut: {
@@ -3973,6 +4006,8 @@ export interface operations {
             /** @description The session as a download: the JSON bundle (format=json), one self-contained HTML file (format=html) or Markdown (format=markdown). */
             200: {
                 headers: {
+                    /** @description What redaction replaced, counts by kind: `kind=count, ...` or `none` (the file says the same: `redactions` in the JSON bundle, the Redaction list in html/markdown). */
+                    "X-Redactions"?: string;
                     [name: string]: unknown;
                 };
                 content: {
