@@ -16,7 +16,7 @@ import dspy
 from dspy.utils.callback import BaseCallback
 
 from fleet_rlm.config import Settings
-from fleet_rlm.llm import callback_dispatch, model_metadata, type_adapters
+from fleet_rlm.llm import callback_dispatch, egress, model_metadata, type_adapters
 from fleet_rlm.llm.errors import InvalidProfile
 from fleet_rlm.llm.profiles import LMProfile
 
@@ -66,6 +66,9 @@ def build_lm(
 
     `overrides` replace computed kwargs (e.g. `timeout=5, num_retries=0` for a connectivity check)."""
     kwargs = {**lm_kwargs(profile, settings=settings, cache=cache), **overrides}
+    if profile.public_base_only and profile.api_base:
+        egress.guard_base(profile.api_base)
+        kwargs["engine"] = "litellm"  # the native engine opens its own sockets: only LiteLLM takes our client
     model_metadata.install()
     type_adapters.install()
     callback_dispatch.install()
@@ -79,19 +82,10 @@ def build_lm(
             details={"profile": profile.name},
         ) from exc
     if engine_of(lm) == "litellm":
-        refuse_redirects()
+        # LiteLLM's own OpenAI client follows redirects (an endpoint could bounce the request and its key
+        # anywhere) and resolves names again at connect time: ours does neither (llm.egress).
+        egress.install_for_litellm()
     return lm
-
-
-def refuse_redirects() -> None:
-    """LiteLLM's OpenAI client follows redirects, so an endpoint could bounce the server's request (and its
-    body) to any address, past the SSRF rule. Give LiteLLM one shared sync client that never follows them
-    (the native lm15 engine does not follow redirects at all). An LM API has no reason to redirect."""
-    import httpx
-    import litellm
-
-    if litellm.client_session is None:
-        litellm.client_session = httpx.Client(follow_redirects=False)
 
 
 def engine_of(lm: dspy.LM) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
+from fleet_rlm.llm import egress
 from fleet_rlm.llm.build import build_lm, engine_of
 from fleet_rlm.llm.errors import LMCallError
 from fleet_rlm.llm.failures import ACTIONS, classify, failure_code
@@ -131,7 +132,9 @@ def list_models(profile: LMProfile, *, timeout_s: float = 10.0) -> list[str]:
     if profile.api_key_value:
         headers["Authorization"] = f"Bearer {profile.api_key_value}"
     try:
-        response = httpx.get(url, headers=headers, timeout=timeout_s, follow_redirects=False)
+        if profile.public_base_only:
+            egress.guard_base(url)
+        response = egress.client().get(url, headers=headers, timeout=timeout_s)  # pinned, no redirects
     except httpx.HTTPError as exc:
         raise classify(exc, model=profile.model) from exc
     if response.is_redirect:

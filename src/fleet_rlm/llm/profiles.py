@@ -61,6 +61,11 @@ class LMProfile(BaseModel):
         description="Without api_key, let the client use the provider's env var (OPENAI_API_KEY...). False for "
         "a user's own endpoint in multi-user modes: the server's variable must never go to it.",
     )
+    public_base_only: bool = Field(
+        default=False,
+        description="Every connection to api_base must reach only public addresses (checked at connect time, "
+        "llm.egress): a user's own endpoint in token and oidc modes unless private bases are allowed.",
+    )
 
     @field_validator("api_base")
     @classmethod

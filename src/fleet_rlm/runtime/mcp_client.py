@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.netguard import GuardCodes
+from fleet_rlm.netguard.pinned import pin
 from fleet_rlm.runtime.mcp_limits import TOO_LARGE, ResultLimits
 
 T = TypeVar("T")
@@ -67,10 +69,14 @@ class LoopThread:
             self.loop.close()
 
 
-def _transport(spec: McpServerSpec, logs_dir: Path | None, limits: ResultLimits) -> tuple[Any, Any]:
+def _transport(
+    spec: McpServerSpec, logs_dir: Path | None, guard: GuardCodes | None, limits: ResultLimits
+) -> tuple[Any, Any]:
     """The SDK transport for `spec` and what it holds open (closed by the caller): the HTTP client, or the file
     a stdio server's stderr goes to. Every message is metered by `limits` before the SDK reads it (`mcp_http`,
-    `mcp_stdio`)."""
+    `mcp_stdio`). An HTTP server is reached over a pinned transport: each connection goes to the address just
+    resolved, which must be public when `guard` is given (its codes name the refusal), so a name cannot be
+    rebound to loopback after the check."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -79,10 +85,14 @@ def _transport(spec: McpServerSpec, logs_dir: Path | None, limits: ResultLimits)
     from mcp import StdioServerParameters
 
     if spec.url is not None:
+        public_only = guard is not None
+        transport = pin(httpx2.AsyncHTTPTransport(), guarded=lambda _h, _p: public_only, codes=guard or GuardCodes())
         http = httpx2.AsyncClient(
             headers={**spec.headers, **IDENTITY},
             timeout=httpx2.Timeout(30.0, read=None),
-            transport=MeteredTransport(httpx2.AsyncHTTPTransport(), limits),
+            transport=MeteredTransport(transport, limits),
+            trust_env=False,
+            follow_redirects=False,
         )
         # the whole body is metered; an SSE event is part of it, so the SDK's own event limit never binds first
         return streamable_http_client(spec.url, http_client=http, max_sse_event_size=limits.max_bytes + 1), http
@@ -104,10 +114,18 @@ class McpConnection:
     """One connected server: its tool listing and `call()`; `close()` ends the session (and a stdio process)."""
 
     def __init__(
-        self, spec: McpServerSpec, runner: LoopThread, *, limits: ResultLimits, logs_dir: Path | None = None
+        self,
+        spec: McpServerSpec,
+        runner: LoopThread,
+        *,
+        limits: ResultLimits,
+        logs_dir: Path | None = None,
+        guard: GuardCodes | None = None,
     ) -> None:
+        """`guard`: an HTTP server's every connection must reach only public addresses (refused with its codes)."""
         self.spec = spec
         self.limits = limits
+        self.guard = guard
         self.runner = runner
         self.logs_dir = logs_dir
         self.tools: list[Any] = []
@@ -132,7 +150,7 @@ class McpConnection:
         from mcp import Client
 
         self._closing = asyncio.Event()
-        transport, resource = _transport(self.spec, self.logs_dir, self.limits)
+        transport, resource = _transport(self.spec, self.logs_dir, self.guard, self.limits)
         try:
             async with Client(transport, mode="legacy") as client:
                 self._client = client

@@ -146,10 +146,14 @@ class McpToolbox:
     def _open(self, spec: McpServerSpec, users: bool) -> McpConnection | None:
         assert self._runner is not None
         try:
+            guard = None
             if users and spec.url is not None:
                 allow = self.settings.auth_mode == "none" or self.settings.mcp_allow_private_urls
                 check_url(spec.url, allow_private=allow, codes=URL_CODES)
-            connection = McpConnection(spec, self._runner, limits=self.limits, logs_dir=self.settings.logs_dir)
+                guard = None if allow else URL_CODES  # and again at every connection (DNS can change)
+            connection = McpConnection(
+                spec, self._runner, limits=self.limits, logs_dir=self.settings.logs_dir, guard=guard
+            )
             return connection.connect(self.settings.mcp_connect_timeout_s)
         except (McpUnavailable, FleetError) as exc:
             message = exc.message if isinstance(exc, FleetError) else str(exc)

@@ -36,7 +36,7 @@ from fleet_rlm.llm import (
     resolve_profiles,
     secret_box,
 )
-from fleet_rlm.llm.endpoints import check_api_base
+from fleet_rlm.llm.endpoints import check_api_base, private_bases_allowed
 from fleet_rlm.schemas.profiles import BindingOut, Effective, ProfileOptions, ProfileOut, RoleOut, RoleProblem
 from fleet_rlm.store.models import LlmProfile
 from fleet_rlm.store.models import RoleBinding as BindingRow
@@ -130,6 +130,7 @@ def to_lm_profile(row: LlmProfile, settings: Settings, *, check_base: bool = Tru
         api_key=SecretStr(key) if key else None,
         extra_headers=headers,
         provider_env_key=settings.auth_mode == "none",
+        public_base_only=not private_bases_allowed(settings),
         **options,
     )
 

@@ -6,13 +6,16 @@ changed by guest code between turns, and other sessions never see it.
 Only https:// (public hosts, checked like URL sources) and file:// (only with url_allow_private: it reads the
 server's own disk) are accepted. git runs with no system/global config, no credential helper, no prompts,
 symlinks checked out as plain files (a link can never point out of the workspace) and only the one protocol
-allowed. The clone lands in a temporary directory and is renamed into place when complete, so an existing
-directory is always a finished clone and is reused for the same url + ref.
+allowed. An https host is pinned to the addresses the guard checked (`http.curloptResolve`, git >= 2.37), so
+git never resolves the name again (a DNS answer rebound to loopback is never used). The clone lands in a
+temporary directory and is renamed into place when complete, so an existing directory is always a finished
+clone and is reused for the same url + ref.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
 import shutil
@@ -58,7 +61,7 @@ def clone_repo(
     cancel: CancelToken | None = None,
 ) -> ClonedRepo:
     """Clone (or reuse) `url` at `ref` (branch, tag or full commit sha; default branch when None)."""
-    scheme = _check_repo_url(url, allow_private=allow_private)
+    scheme, pinned = _check_repo_url(url, allow_private=allow_private)
     if ref is not None and (not _REF.match(ref) or ".." in ref):
         raise context_error(REPO_FAILED, f"invalid git ref {ref!r}", "give a branch, tag or full commit sha")
     key = hashlib.sha256(f"{url}\n{ref or ''}".encode()).hexdigest()[:12]
@@ -72,7 +75,7 @@ def clone_repo(
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".tmp-{key}-"))
     try:
         deadline = time.monotonic() + timeout_s
-        for command in _clone_commands(url, ref, tmp, scheme, allow_private=allow_private):
+        for command in _clone_commands(url, ref, tmp, scheme, allow_private=allow_private, resolve=pinned):
             _run(
                 command,
                 url=url,
@@ -99,12 +102,16 @@ def clone_repo(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _check_repo_url(url: str, *, allow_private: bool) -> str:
+def _check_repo_url(url: str, *, allow_private: bool) -> tuple[str, str | None]:
+    """The scheme and, for https, git's `http.curloptResolve` entry pinning the host to the checked addresses."""
     if url.startswith("https://"):
-        check_url(url, allow_private=allow_private)
-        return "https"
+        target = check_url(url, allow_private=allow_private)
+        if _literal(target.host):
+            return "https", None
+        addresses = ",".join(f"[{a}]" if ":" in a else a for a in target.addresses)
+        return "https", f"{target.host}:{target.port}:{addresses}"
     if url.startswith("file://") and allow_private:
-        return "file"
+        return "file", None
     raise context_error(
         REPO_BLOCKED,
         f"repository URL {redact(url)[:200]!r} is not allowed",
@@ -113,7 +120,17 @@ def _check_repo_url(url: str, *, allow_private: bool) -> str:
     )
 
 
-def _clone_commands(url: str, ref: str | None, tmp: Path, scheme: str, *, allow_private: bool) -> list[list[str]]:
+def _literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _clone_commands(
+    url: str, ref: str | None, tmp: Path, scheme: str, *, allow_private: bool, resolve: str | None = None
+) -> list[list[str]]:
     config = [
         "-c", "credential.helper=",
         "-c", "core.symlinks=false",
@@ -122,6 +139,8 @@ def _clone_commands(url: str, ref: str | None, tmp: Path, scheme: str, *, allow_
         "-c", f"protocol.{scheme}.allow=always",
         "-c", f"http.followRedirects={'true' if allow_private else 'false'}",
     ]  # fmt: skip
+    if resolve is not None:  # curl connects to the checked addresses, never resolving the name again
+        config += ["-c", f"http.curloptResolve={resolve}"]
     git = ["git", *config]
     if ref is not None and _SHA.match(ref):
         return [
