@@ -164,7 +164,8 @@ class Settings(BaseSettings):
     )
     secret_key: SecretStr | None = Field(
         default=None,
-        description="Fernet key encrypting stored API keys; when unset a 0600 key file is created in data_dir.",
+        description="Fernet key encrypting stored secrets (API keys, profile and MCP header values); when unset a "
+        "0600 key file is created in data_dir.",
     )
 
     # --- models (names users already know from dspy tooling) ----------------------------------------------
