@@ -9,13 +9,16 @@ once, and for a guarded origin (scheme default port or explicit) refuses it unle
 then connects to that checked IP (`fleet_rlm.netguard.pinned`). Other origins (the operator's own endpoints)
 are pinned the same way but not refused. The model list (`GET {api_base}/models`) uses the same transport.
 
-The client ignores proxy variables of the environment (a proxy would resolve the name itself, unchecked).
+A guarded origin never goes through a proxy (the proxy would resolve the name itself, unchecked); the
+operator's own endpoints still honour the environment's proxy variables (`HTTPS_PROXY`, `NO_PROXY`...), as
+LiteLLM's default client did, so a server that reaches its provider only through a proxy keeps working.
 Async LiteLLM calls are not made by this project (async LM calls run the sync path in a thread).
 """
 
 from __future__ import annotations
 
 import threading
+import urllib.request
 
 import httpx
 
@@ -53,13 +56,47 @@ def is_guarded(host: str, port: int) -> bool:
     return (host, port) in _guarded
 
 
+def _environment_proxy(url: httpx.URL) -> str | None:
+    """The proxy the environment names for `url` (stdlib rules: `<scheme>_proxy`, `all_proxy`, `no_proxy`)."""
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(url.host):
+        return None
+    return proxy
+
+
+class EgressTransport(httpx.BaseTransport):
+    """Guarded origins: pinned and refused unless public, never proxied. Other origins: the environment's
+    proxy when it names one, else pinned (one lookup per connection)."""
+
+    def __init__(self) -> None:
+        self._pinned = pinned_transport(guarded=is_guarded, codes=LM_CONNECT_CODES)
+        self._proxied: dict[str, httpx.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        port = url.port or (443 if url.scheme == "https" else 80)
+        proxy = None if is_guarded(url.host, port) else _environment_proxy(url)
+        if proxy is None:
+            return self._pinned.handle_request(request)
+        with _lock:
+            transport = self._proxied.get(proxy)
+            if transport is None:
+                transport = self._proxied[proxy] = httpx.HTTPTransport(proxy=proxy)
+        return transport.handle_request(request)
+
+    def close(self) -> None:
+        self._pinned.close()
+        for transport in self._proxied.values():
+            transport.close()
+
+
 def client() -> httpx.Client:
-    """The process-wide pinned client (no redirects, no environment proxies)."""
+    """The process-wide client LM calls go out through (no redirects; see the module docstring)."""
     global _client
     with _lock:
         if _client is None:
-            transport = pinned_transport(guarded=is_guarded, codes=LM_CONNECT_CODES)
-            _client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
+            _client = httpx.Client(transport=EgressTransport(), follow_redirects=False, trust_env=False)
         return _client
 
 
