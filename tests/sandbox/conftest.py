@@ -24,6 +24,7 @@ DAYTONA_MODULES = {
     "tests.sandbox.test_cell_processes",
     "tests.sandbox.test_values",
     "tests.sandbox.test_flex",
+    "tests.sandbox.test_worker_guard",
 }
 needs_bwrap = pytest.mark.skipif(
     isolation_level() != "bubblewrap", reason="bubblewrap is not usable on this host (isolation: reduced)"

@@ -6,6 +6,9 @@ Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: e
 worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers and fds 0-2
 are re-pointed, so prints never reach the channel. Guest code shares this process and *can* still write to those
 fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
+Guest code also shares the interpreter: it gets its own copy of the `builtins` module (`guest_builtins`), and the
+worker's modules call snapshots of the stdlib modules they use (`own_modules`), so a cell that sets
+`builtins.len = None` or `os.write = None` changes its own view, not the worker's machinery.
 """
 
 import _signal
@@ -103,6 +106,34 @@ class Channel:
         return header, self._read_exact(body_len) if body_len else bytearray()
 
 
+def own(module):
+    """A snapshot of `module`'s namespace as it is now (the same functions and values, in a module of its own)."""
+    copy = type(module)(module.__name__)
+    vars(copy).update(vars(module))
+    return copy
+
+
+_SHARED_MODULES = ("sys", "builtins", "__main__", "worker")
+
+
+def own_modules(namespace):
+    """Rebind the stdlib modules a worker module refers to (os, select, _thread, ...) to snapshots: a cell that
+    rebinds an attribute of the shared module (`os.write = None`) leaves the worker's calls alone. `sys` stays
+    shared (the worker sets its streams for the guest), and so do the worker's own modules."""
+    for name, value in list(namespace.items()):
+        if type(value) is type(sys) and not value.__name__.startswith(_SHARED_MODULES):
+            namespace[name] = own(value)
+
+
+def guest_builtins():
+    """The guest's `builtins`: a copy of the module, imported as `builtins` from now on and used as the cells'
+    `__builtins__`. A cell that sets `builtins.len = None` or deletes `builtins.open` changes its own view only:
+    the worker's functions, and every module imported before or after, keep the real one."""
+    copy = own(builtins)
+    sys.modules["builtins"] = copy
+    return copy
+
+
 def _filter_tb(tbe):
     """Keep only frames of cells (`<cell N>`), so errors point at the model's code, not the worker."""
     from traceback import StackSummary  # loaded by format_exception, its only caller
@@ -119,9 +150,12 @@ def _filter_tb(tbe):
 def format_exception(exc):
     import traceback  # a sandbox's first error pays for it (_CellSources hands it the cells' sources)
 
-    tbe = traceback.TracebackException.from_exception(exc)
-    _filter_tb(tbe)
-    return "".join(tbe.format()).rstrip("\n")
+    try:
+        tbe = traceback.TracebackException.from_exception(exc)
+        _filter_tb(tbe)
+        return "".join(tbe.format()).rstrip("\n")
+    except Exception:  # a cell broke the `traceback` module (it is shared with the guest): the one-line form
+        return f"{type(exc).__name__}: {_safe_repr(exc)}"
 
 
 class _CellSources:
@@ -171,7 +205,7 @@ def jsonable(value):
 
 
 class Worker:
-    def __init__(self, channel, workspace, reap=None, context=None):
+    def __init__(self, channel, workspace, reap=None, context=None, guest_builtins=builtins):
         self.channel = channel
         self.reap = reap  # how guest processes end after each cell (worker_procs)
         self.commands: SimpleQueue = SimpleQueue()
@@ -180,7 +214,7 @@ class Worker:
         self.report_globals = False
         self.cell_lock, self.cell_active, self.interrupt_requested = _thread.allocate_lock(), False, False
         self.main_ident, self.sources = _thread.get_ident(), _CellSources()
-        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        self.namespace = {"__name__": "__main__", "__builtins__": guest_builtins}
         self.capture = Capture()
         self.namespace.update(_workspace_names(workspace, context))
         self.namespace["ToolError"] = ToolError
@@ -487,8 +521,19 @@ def main(argv, channel_type=None):
     def reap():
         procs.end_guest_processes(reap_mode)
 
-    channel = (channel_type or Channel)(in_fd, out_fd)
-    worker = Worker(channel, workspace, reap=reap, context=opts["--context"])
+    channel_type = channel_type or Channel
+    for module in (
+        sys.modules[__name__],
+        _capture,
+        _cells,
+        _globals,
+        _json,
+        procs,
+        sys.modules[channel_type.__module__],
+    ):
+        own_modules(vars(module))
+    channel = channel_type(in_fd, out_fd)
+    worker = Worker(channel, workspace, reap=reap, context=opts["--context"], guest_builtins=guest_builtins())
     gc.enable()  # off while the worker started (worker_code._BOOT); guest code gets the usual collector
     try:
         worker.serve()

@@ -22,20 +22,19 @@ class _Strict:
 
 
 def _c_codec():
-    import _json
+    # bound now: a cell that rebinds `_json.make_encoder` (the module is shared with the guest) changes nothing here
+    from _json import encode_basestring, make_encoder, make_scanner
 
     def dumps(value, *, compact=False, allow_nan=True, default=None):
         separators = (":", ",") if compact else (": ", ", ")  # (key, item), as json orders them
         # markers {}: a cyclic value raises ValueError, as in json
-        encode = _json.make_encoder(
-            {}, default or _no_default, _json.encode_basestring, None, *separators, False, False, allow_nan
-        )
+        encode = make_encoder({}, default or _no_default, encode_basestring, None, *separators, False, False, allow_nan)
         return "".join(encode(value, 0))
 
     def loads(text):
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
-            value, end = _json.make_scanner(_Strict())(text, start)  # type: ignore[arg-type]
+            value, end = make_scanner(_Strict())(text, start)  # type: ignore[arg-type]
         except StopIteration:
             raise ValueError("not JSON") from None
         if text[end:].strip(_WHITESPACE):
@@ -50,13 +49,14 @@ def _no_default(value):
 
 
 def _json_codec():
-    import json
+    from json import dumps as json_dumps  # bound now, as in _c_codec
+    from json import loads
 
     def dumps(value, *, compact=False, allow_nan=True, default=None):
         separators = (",", ":") if compact else None
-        return json.dumps(value, separators=separators, ensure_ascii=False, allow_nan=allow_nan, default=default)
+        return json_dumps(value, separators=separators, ensure_ascii=False, allow_nan=allow_nan, default=default)
 
-    return dumps, json.loads
+    return dumps, loads
 
 
 def _checked(codec):

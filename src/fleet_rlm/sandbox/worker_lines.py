@@ -14,7 +14,6 @@ output never reaches stdout because the worker moves its channel to hidden fds a
 
 import base64
 import binascii
-import json
 import os
 import struct
 import sys
@@ -90,9 +89,13 @@ class LineChannel:
         self.out_fd = out_fd
         self.decoder = LineDecoder()
         self.lock = threading.Lock()
+        # the worker's own JSON (worker_json: C `_json`, bound at its import), not the `json` package the guest
+        # shares: a cell that rebinds `json.dumps` or `json.JSONEncoder` must not silence the channel
+        codec = sys.modules["worker_json"]
+        self.dumps, self.loads = codec.dumps, codec.loads
 
     def send(self, header, body=b""):
-        raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False, default=repr).encode("utf-8")
+        raw = self.dumps(header, compact=True, default=repr).encode("utf-8")
         text = "\n".join(encode_lines(PREFIX.pack(len(raw), len(body)) + raw + body)) + "\n"
         data = memoryview(text.encode("ascii"))
         with self.lock:
@@ -109,7 +112,7 @@ class LineChannel:
             data = self.decoder.feed(line.decode("ascii", "replace"))
             if data is not None:
                 header, body = split_frame(data)
-                return json.loads(header.decode("utf-8")), bytearray(body)
+                return self.loads(header.decode("utf-8")), bytearray(body)
 
 
 def main(argv):
