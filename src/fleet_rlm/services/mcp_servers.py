@@ -13,7 +13,6 @@ trailing `_`, allowed tools that differ only in punctuation) is `422 mcp_name_co
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -48,16 +47,12 @@ def may_add_stdio(settings: Settings, principal: Configurer) -> bool:
 
 
 def _secrets(settings: Settings, row: McpServer) -> dict[str, dict[str, str]]:
-    if not row.secrets_encrypted:
-        return {"env": {}, "headers": {}}
-    data = json.loads(secret_box(settings).decrypt(row.secrets_encrypted))
+    data = secret_box(settings).unseal(row.secrets_encrypted)  # the same sealed form as a profile's headers
     return {"env": dict(data.get("env") or {}), "headers": dict(data.get("headers") or {})}
 
 
 def _encrypt(settings: Settings, env: dict[str, str], headers: dict[str, str]) -> str | None:
-    if not env and not headers:
-        return None
-    return secret_box(settings).encrypt(json.dumps({"env": env, "headers": headers}))
+    return secret_box(settings).seal({"env": env, "headers": headers} if env or headers else {})
 
 
 def spec_of(settings: Settings, row: McpServer) -> McpServerSpec:
