@@ -10,18 +10,21 @@ replaced or counted again):
 2. CONTEXT_RULES: a value identified by what stands before it: the `Authorization` / `Cookie` header value, a
    bare `Bearer` / `Basic` / `Token` credential, the password of a URL's `user:password@`. Only the value (the
    `secret` group) is replaced.
-3. KEY_RULES: a value assigned to a secret-looking key name. A name *ends* with one of the rule's words
+3. KEY_RULE: a value assigned to a secret-looking key name, counted as the kind KEY_NAMES gives the name
+   (`password_field`, `token_field`...). A name *ends* with one of the table's words
    (`db_password`, `AWS_SECRET_ACCESS_KEY`, `clientSecret`, `x-api-key`, `auth.token`): any prefix, any
    separator (`_`, `-`, `.`, camelCase), any case. Assignment forms: `=`, `:`, `:=`, `=>`, with or without
    quotes around the name and the value (env files, shell, YAML, JSON, Python dicts and kwargs, JSON escaped
    inside a string), and CLI flags (`--password hunter2`). `is_placeholder` keeps references and stand-ins
    (`None`, `${DB_PASSWORD}`, `<your key>`, `os.environ[...]`, `api_key=api_key`) as they are.
 
-`key_kind(name)` applies KEY_RULES (and the header names Authorization, Cookie) to a structured key, a JSON
+`key_kind(name)` applies KEY_NAMES (and the header names Authorization, Cookie) to a structured key, a JSON
 object's key: its string value goes whole.
 
-Every rule carries `triggers`, lowercase substrings of which the text must hold one before its pattern runs: a
-cheap scan that keeps an export of ordinary text fast.
+Every rule carries `triggers`, lowercase substrings of which the text must hold one before its pattern runs, and
+may carry `needs` (the text must also hold a `:`, `=`, `@`...): cheap scans that keep an export of ordinary text
+fast. Every pattern is linear in its text: a quantifier that may fail after a scan (a lookahead, a URL's scheme and
+userinfo, a key name) is bounded, so hostile sandbox output cannot make an export quadratic.
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ MIN_UNQUOTED = 6  # an unquoted one shorter than this is more likely a word of p
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # the name counted in the export's `redactions`
+    kind: str  # the name counted in the export's `redactions` (KEY_RULE: the kind its key name has)
     pattern: re.Pattern[str]  # replaces its `secret` group when it has one, else the whole match
-    triggers: tuple[str, ...]
+    triggers: tuple[str, ...]  # lowercase substrings: the text must hold one (compared lowercased)
+    needs: tuple[str, ...] = ()  # and one of these, as written (a separator the pattern cannot match without)
 
 
-def _rule(kind: str, pattern: str, *triggers: str, flags: int = 0) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), triggers)
+def _rule(kind: str, pattern: str, *triggers: str, flags: int = 0, needs: tuple[str, ...] = ()) -> Rule:
+    return Rule(kind, re.compile(pattern, flags), triggers, needs)
 
 
 FORMAT_RULES: tuple[Rule, ...] = (
@@ -75,7 +79,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     _rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-"),
     # OpenAI (sk-..., sk-proj-..., sk-svcacct-...) and the providers and proxies that copied the shape
     # (DeepSeek, LiteLLM virtual keys, Langfuse sk-lf-); a digit is required so `sk-learn-style-names` stay
-    _rule("openai_key", r"\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{16,}", "sk-"),
+    _rule("openai_key", r"\bsk-(?=[A-Za-z0-9_-]{0,64}\d)[A-Za-z0-9_-]{16,}", "sk-"),
     _rule("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}", "xox"),
     _rule("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{16,}", "hooks.slack.com"),
     _rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", "aiza"),
@@ -91,19 +95,26 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
         r"(?:(?:basic|bearer|token|digest|negotiate|apikey)\s+)?(?P<secret>[^\s\"',;]{4,})",
         "authorization",
+        needs=(":", "="),
     ),
-    _rule("cookie_header", r"(?i)\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\r\n\"']{6,})", "cookie"),
+    _rule(
+        "cookie_header",
+        r"(?i)\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\r\n\"']{6,})",
+        "cookie",
+        needs=(":", "="),
+    ),
     _rule(
         "auth_scheme_token",
-        r"\b(?i:bearer|basic|token)\s+(?P<secret>(?=[A-Za-z0-9._~+/-]*(?:\d|[a-z][A-Z]))[A-Za-z0-9._~+/-]{12,}=*)",
+        r"\b(?i:bearer|basic|token)\s+(?P<secret>(?=[A-Za-z0-9._~+/-]{0,64}(?:\d|[a-z][A-Z]))[A-Za-z0-9._~+/-]{12,}=*)",
         "bearer",
         "basic",
         "token",
     ),
     _rule(
         "url_password",
-        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*:(?P<secret>[^/\s@\"'<>]+)@",
+        r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@\"'<>]{0,256}:(?P<secret>[^/\s@\"'<>]{1,256})@",
         "://",
+        needs=("@",),
     ),
 )
 
@@ -122,7 +133,7 @@ KEY_TRIGGERS = ("passw", "passphrase", "secret", "credential", "token", "key")
 
 def _key_pattern(names: str) -> re.Pattern[str]:
     quote = r"(?:\\?[\"'`])?"
-    name = rf"(?<![\w.-])(?:(?P<dash>--)|{quote})(?P<name>[A-Za-z0-9_.-]*?(?:{names}))"
+    name = rf"(?<![\w.-])(?:(?P<dash>--)|{quote})(?P<name>[A-Za-z0-9_.-]{{0,100}}?(?:{names}))"
     separator = rf"(?(dash)(?:\s*=\s*|\s+)|{quote}\s*(?:=>|:=|=|:)\s*)"  # `--flag value` only after dashes
     value = (
         r"(?:\\?(?P<open>[\"']))?(?P<secret>"
@@ -133,8 +144,10 @@ def _key_pattern(names: str) -> re.Pattern[str]:
     return re.compile(rf"(?i){name}{separator}{value}")
 
 
-KEY_RULES: tuple[Rule, ...] = tuple(Rule(kind, _key_pattern(names), KEY_TRIGGERS) for kind, names in KEY_NAMES)
-RULES: tuple[Rule, ...] = FORMAT_RULES + CONTEXT_RULES + KEY_RULES
+KEY_NAME_KIND = "key_name"  # the key rule's kind: resolved per match by `key_kind` of its `name` group
+KEY_RULE = Rule(KEY_NAME_KIND, _key_pattern("|".join(names for _, names in KEY_NAMES)), KEY_TRIGGERS, (":", "=", "--"))
+RULES: tuple[Rule, ...] = FORMAT_RULES + CONTEXT_RULES + (KEY_RULE,)
+KINDS = tuple(rule.kind for rule in FORMAT_RULES + CONTEXT_RULES) + tuple(kind for kind, _ in KEY_NAMES)
 
 _KEY_NAMES = tuple((kind, re.compile(rf"(?i)[A-Za-z0-9_.-]*?(?:{names})")) for kind, names in KEY_NAMES)
 PLACEHOLDERS = frozenset(

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from fleet_rlm.config import Settings
-from fleet_rlm.services.secret_rules import RULES, Rule, is_placeholder, key_kind
+from fleet_rlm.services.secret_rules import KEY_NAME_KIND, RULES, Rule, is_placeholder, key_kind
 
 MIN_SECRET_CHARS = 8  # configured values shorter than this ("EMPTY", "fake") would shred ordinary text
 KEY_MARK = "[redacted-key]"
@@ -34,7 +34,9 @@ CONFIGURED = "configured_secret"
 PLAIN = re.compile(
     r"[0-9a-f]{32}|\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)?|[A-Za-z_][A-Za-z0-9_]{0,15}"
 )  # ids, times, field names
-EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
+EMAIL = re.compile(  # one start per run of local-part characters, bounded: linear on hostile text (`a.a.a...@`)
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+\b"
+)
 GENERIC_NAMES = frozenset({"local"})  # the single user of auth_mode=none: a word, not an identity
 HOME_PATH = re.compile(r"(?<![\w.-])/(?:home|Users)/[^/\s\"'<>]+")
 
@@ -91,7 +93,7 @@ class Redactor:
             return self._identity(value) if self.identify else value
         lowered = value.lower()
         for rule in RULES:
-            if any(trigger in lowered for trigger in rule.triggers):
+            if any(t in lowered for t in rule.triggers) and (not rule.needs or any(n in value for n in rule.needs)):
                 value = rule.pattern.sub(partial(self._secret, rule=rule), value)
         if self.identify:
             value = self._identity(value)
@@ -148,7 +150,7 @@ class Redactor:
         bare = "open" in names and names["open"] is None
         if KEY_MARK in secret or ("name" in names and is_placeholder(secret, key=names["name"], bare=bare)):
             return whole
-        self.counts[rule.kind] += 1
+        self.counts[key_kind(names["name"]) or rule.kind if rule.kind == KEY_NAME_KIND else rule.kind] += 1
         start, end = match.span("secret")
         offset = match.start()
         return f"{whole[: start - offset]}{KEY_MARK}{whole[end - offset :]}"
