@@ -6,9 +6,8 @@ Frames: `>II` (header, body lengths) + JSON header + raw body. Host -> worker: e
 worker -> host: ready, call (guest tool call), done. Protocol fds move to high close-on-exec numbers and fds 0-2
 are re-pointed, so prints never reach the channel. Guest code shares this process and *can* still write to those
 fds; the host treats every frame as untrusted and a malformed one ends the sandbox.
-Guest code also shares the interpreter: it gets its own copy of the `builtins` module (`guest_builtins`), and the
-worker's modules call snapshots of the stdlib modules they use (`own_modules`), so a cell that sets
-`builtins.len = None` or `os.write = None` changes its own view, not the worker's machinery.
+Guest code also shares the interpreter: worker_guard.py keeps its changes to `builtins` and stdlib modules out
+of the worker's machinery.
 """
 
 import _signal
@@ -50,11 +49,19 @@ Capture, hide_fd, reopen_std_fds, text_stream = (
 )
 _cells = _sibling("worker_cells")
 _globals = _sibling("worker_globals")
+_guard = _sibling("worker_guard")
 _json = _sibling("worker_json")
+_tracebacks = _sibling("worker_tracebacks")
+own_modules, guest_builtins = _guard.own_modules, _guard.guest_builtins
+CELL_PREFIX, CellSources, format_exception, safe_repr = (
+    _tracebacks.CELL_PREFIX,
+    _tracebacks.CellSources,
+    _tracebacks.format_exception,
+    _tracebacks.safe_repr,
+)
 
 PREFIX = struct.Struct(">II")
 MAX_FRAME = 1 << 31
-CELL_PREFIX = "<cell "
 VALUE_MAX_CHARS = 4_000_000  # a last-expression value larger than this as JSON crosses as its repr text only
 
 
@@ -106,93 +113,6 @@ class Channel:
         return header, self._read_exact(body_len) if body_len else bytearray()
 
 
-def own(module):
-    """A snapshot of `module`'s namespace as it is now (the same functions and values, in a module of its own)."""
-    copy = type(module)(module.__name__)
-    vars(copy).update(vars(module))
-    return copy
-
-
-_SHARED_MODULES = ("sys", "builtins", "__main__", "worker")
-
-
-def own_modules(namespace):
-    """Rebind the stdlib modules a worker module refers to (os, select, _thread, ...) to snapshots: a cell that
-    rebinds an attribute of the shared module (`os.write = None`) leaves the worker's calls alone. `sys` stays
-    shared (the worker sets its streams for the guest), and so do the worker's own modules."""
-    for name, value in list(namespace.items()):
-        if type(value) is type(sys) and not value.__name__.startswith(_SHARED_MODULES):
-            namespace[name] = own(value)
-
-
-def guest_builtins():
-    """The guest's `builtins`: a copy of the module, imported as `builtins` from now on and used as the cells'
-    `__builtins__`. A cell that sets `builtins.len = None` or deletes `builtins.open` changes its own view only:
-    the worker's functions, and every module imported before or after, keep the real one."""
-    copy = own(builtins)
-    sys.modules["builtins"] = copy
-    return copy
-
-
-def _filter_tb(tbe):
-    """Keep only frames of cells (`<cell N>`), so errors point at the model's code, not the worker."""
-    from traceback import StackSummary  # loaded by format_exception, its only caller
-
-    seen = set()
-    while tbe is not None and id(tbe) not in seen:
-        seen.add(id(tbe))
-        kept = [f for f in tbe.stack if f.filename.startswith(CELL_PREFIX)]
-        tbe.stack = StackSummary.from_list(kept)
-        _filter_tb(tbe.__cause__)
-        tbe = tbe.__context__
-
-
-def format_exception(exc):
-    import traceback  # a sandbox's first error pays for it (_CellSources hands it the cells' sources)
-
-    try:
-        tbe = traceback.TracebackException.from_exception(exc)
-        _filter_tb(tbe)
-        return "".join(tbe.format()).rstrip("\n")
-    except Exception:  # a cell broke the `traceback` module (it is shared with the guest): the one-line form
-        return f"{type(exc).__name__}: {_safe_repr(exc)}"
-
-
-class _CellSources:
-    """Each cell's source, for tracebacks, kept until `linecache` exists and then kept there.
-
-    Importing `linecache` costs ~1 ms (it imports `tokenize` and `re`), so the worker does not; the cells wait
-    here and a finder copies them in at the moment anything (a traceback, the guest) imports it."""
-
-    def __init__(self):
-        self.cells = {}
-        sys.meta_path.insert(0, self)
-
-    def add(self, filename, code):
-        entry = (len(code), None, code.splitlines(True), filename)  # mtime None: checkcache keeps it
-        cache = getattr(sys.modules.get("linecache"), "cache", None)
-        (cache if isinstance(cache, dict) else self.cells)[filename] = entry
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "linecache" or self not in sys.meta_path:
-            return None
-        sys.meta_path.remove(self)
-        spec = _PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None:
-            exec_module, cells = spec.loader.exec_module, self.cells
-
-            def exec_then_add(module):
-                exec_module(module)
-                module.cache.update(cells)
-                cells.clear()
-
-            spec.loader.exec_module = exec_then_add  # type: ignore[method-assign]
-        return spec
-
-
-_PathFinder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")
-
-
 def jsonable(value):
     """Values crossing to the host: JSON as is, tuples/sets as lists, anything else as its repr."""
     if isinstance(value, (set, frozenset)):
@@ -213,7 +133,7 @@ class Worker:
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
         self.report_globals = False
         self.cell_lock, self.cell_active, self.interrupt_requested = _thread.allocate_lock(), False, False
-        self.main_ident, self.sources = _thread.get_ident(), _CellSources()
+        self.main_ident, self.sources = _thread.get_ident(), CellSources()
         self.namespace = {"__name__": "__main__", "__builtins__": guest_builtins}
         self.capture = Capture()
         self.namespace.update(_workspace_names(workspace, context))
@@ -434,7 +354,7 @@ def last_value(value, want_value=True):
     it; a transcript-only host skips the encoding). None gives nothing."""
     if value is None:
         return {}
-    fields = {"repr": _safe_repr(value)}
+    fields = {"repr": safe_repr(value)}
     if not want_value:
         return fields
     try:  # encoded now, so guest threads mutating the value later cannot break the `done` frame
@@ -444,14 +364,6 @@ def last_value(value, want_value=True):
     if len(encoded) <= VALUE_MAX_CHARS:
         fields["json"] = encoded
     return fields
-
-
-def _safe_repr(value):
-    try:
-        text = repr(value)
-    except Exception as exc:
-        text = f"<unrepresentable {type(value).__name__}: {exc}>"
-    return text if len(text) <= 100_000 else text[:100_000] + "..."
 
 
 def _workspace_names(root, context=None):
@@ -527,7 +439,9 @@ def main(argv, channel_type=None):
         _capture,
         _cells,
         _globals,
+        _guard,
         _json,
+        _tracebacks,
         procs,
         sys.modules[channel_type.__module__],
     ):

@@ -31,8 +31,10 @@ WORKER_MODULES = (
     "worker_capture.py",
     "worker_cells.py",
     "worker_globals.py",
+    "worker_guard.py",
     "worker_json.py",
     "worker_procs.py",
+    "worker_tracebacks.py",
 )
 """The modules a local sandbox loads (Daytona adds worker_lines.py, its text transport)."""
 
