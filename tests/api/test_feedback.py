@@ -59,7 +59,12 @@ def test_rate_read_back_edit_and_delete(settings: Settings) -> None:
         by_run = listed(client, alice, run_id=run_id)
         assert by_run["total"] == 1
         item = by_run["items"][0]
-        assert (item["task"], item["answer"], item["session_id"], item["turn_id"]) == ("What is 6 x 7?", "41", sid, turn_id)
+        assert (item["task"], item["answer"], item["session_id"], item["turn_id"]) == (
+            "What is 6 x 7?",
+            "41",
+            sid,
+            turn_id,
+        )
         assert [i["run_id"] for i in listed(client, alice, turn_id=turn_id)["items"]] == [run_id]
         assert {i["run_id"] for i in listed(client, alice, session_id=sid)["items"]} == {run_id, second}
         everything = listed(client, alice)
@@ -71,7 +76,11 @@ def test_rate_read_back_edit_and_delete(settings: Settings) -> None:
 
         patched = client.patch(f"{API}/{run_id}", json={"rating": "up", "comment": None}, headers=alice)
         assert patched.status_code == 200, patched.text
-        assert (patched.json()["rating"], patched.json()["comment"], patched.json()["expected_answer"]) == ("up", None, "42")
+        assert (patched.json()["rating"], patched.json()["comment"], patched.json()["expected_answer"]) == (
+            "up",
+            None,
+            "42",
+        )
         assert patched.json()["updated_at"] >= patched.json()["created_at"]
         assert client.get(f"{API}/{run_id}", headers=alice).json()["rating"] == "up"
         replaced = client.put(f"{API}/{run_id}", json={"rating": "down", "comment": "off by one"}, headers=alice)

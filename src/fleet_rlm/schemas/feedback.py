@@ -63,4 +63,3 @@ class RatedRunOut(FeedbackOut):
 
 class FeedbackPage(PageMeta):
     items: list[RatedRunOut]
-

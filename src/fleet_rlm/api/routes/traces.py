@@ -21,8 +21,8 @@ from fleet_rlm.schemas.feedback import (
     FeedbackPage,
     FeedbackPatch,
     FeedbackPut,
-    Rating,
     RatedRunOut,
+    Rating,
 )
 from fleet_rlm.services.lookups import owned_run
 from fleet_rlm.store.repos import feedback
@@ -83,7 +83,9 @@ async def list_trace_feedback(
     turn_id: Annotated[str | None, Query(description="Only this turn's run.")] = None,
     session_id: Annotated[str | None, Query(description="Only runs of this session.")] = None,
     rating: Annotated[Rating | None, Query(description="Only up (good) or down (bad).")] = None,
-    mode: Annotated[str | None, Query(max_length=16, description="Only runs of this mode (direct, tools, rlm).")] = None,
+    mode: Annotated[
+        str | None, Query(max_length=16, description="Only runs of this mode (direct, tools, rlm).")
+    ] = None,
 ) -> FeedbackPage:
     """Your feedback on your runs, most recently rated first, each with the task and the answer it rated."""
     found = await feedback.list_rated(
@@ -125,9 +127,7 @@ async def put_trace_feedback(user: CurrentUserDep, s: TxDep, run_id: str, body: 
     return FeedbackOut.model_validate(row)
 
 
-@router.patch(
-    "/feedback/{run_id}", operation_id="patchTraceFeedback", response_model=FeedbackOut, responses=NOT_FOUND
-)
+@router.patch("/feedback/{run_id}", operation_id="patchTraceFeedback", response_model=FeedbackOut, responses=NOT_FOUND)
 async def patch_trace_feedback(user: CurrentUserDep, s: TxDep, run_id: str, body: FeedbackPatch) -> FeedbackOut:
     """Change only the fields you send (null clears the comment or expected answer)."""
     await owned_run(s, user_id=user.user_id, run_id=run_id)
