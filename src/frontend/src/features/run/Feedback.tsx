@@ -4,6 +4,8 @@ import { useState } from "react";
 import { ErrorView } from "../../components/States";
 import { RATING_LABEL, useFeedbackMutations, useRunFeedback, type Rating, type SavedFeedback } from "./feedbackQueries";
 
+const PRESSED = "!bg-accent !text-[var(--accent-text)]";
+
 export function Feedback({ runId }: { runId: string }) {
   const saved = useRunFeedback(runId);
   const { clear } = useFeedbackMutations(runId);
@@ -50,8 +52,8 @@ function FeedbackForm({ runId, initial, onSaved, onCancel }: {
     <div className="stack" aria-label="Feedback">
       <div className="row">
         <span className="muted">Was this answer good?</span>
-        <button aria-pressed={rating === "up"} onClick={() => setRating("up")} aria-label="Thumbs up">▲ Good</button>
-        <button aria-pressed={rating === "down"} onClick={() => setRating("down")} aria-label="Thumbs down">▼ Bad</button>
+        <button aria-pressed={rating === "up"} onClick={() => setRating("up")} aria-label="Thumbs up" className={rating === "up" ? PRESSED : ""}>▲ Good</button>
+        <button aria-pressed={rating === "down"} onClick={() => setRating("down")} aria-label="Thumbs down" className={rating === "down" ? PRESSED : ""}>▼ Bad</button>
       </div>
       {rating && (
         <form className="stack" onSubmit={(e) => (e.preventDefault(), submit())}>
