@@ -154,6 +154,15 @@ class FleetClient:
     def delete_session(self, session_id: str) -> None:
         self.request("DELETE", f"{API}/sessions/{session_id}")
 
+    def list_feedback(self, **filters: Any) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/traces/feedback", **filters))
+
+    def put_feedback(self, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.request("PUT", f"{API}/traces/feedback/{run_id}", json=body).json())
+
+    def delete_feedback(self, run_id: str) -> None:
+        self.request("DELETE", f"{API}/traces/feedback/{run_id}")
+
     def list_turns(self, session_id: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/turns", limit=limit, offset=offset))
 

@@ -34,6 +34,9 @@ class DatasetFromFeedback(In):
     module: str
     name: str = Field(min_length=1, max_length=255)
     session_ids: list[str] | None = Field(default=None, description="Only these sessions (default: all).")
+    run_ids: list[str] | None = Field(
+        default=None, max_length=5000, description="Only these rated runs (default: every rated run)."
+    )
 
 
 class DatasetOut(Out):

@@ -41,11 +41,13 @@ from fleet_rlm.schemas.optimization import (
 )
 from fleet_rlm.store.models import Dataset, OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
+from fleet_rlm.store.repos import feedback as feedback_repo
 from fleet_rlm.store.repos import optimization as opt_repo
 from fleet_rlm.store.repos import programs as programs_repo
 
 router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
 NOT_FOUND: Responses = {404: {"description": "No such resource for this user."}}
+MAX_FEEDBACK_ROWS = 5000
 
 
 def dataset_not_found(dataset_id: str) -> NotFound:
@@ -98,22 +100,29 @@ async def create_dataset_from_feedback(
 ) -> DatasetDetail:
     module = get_module(body.module)
     async with database.session() as s:
-        rated = await datasets_repo.list_rated_runs(s, user_id=user.user_id, session_ids=body.session_ids)
+        rated = await feedback_repo.list_rated(
+            s,
+            user_id=user.user_id,
+            run_ids=body.run_ids,
+            session_ids=body.session_ids,
+            limit=MAX_FEEDBACK_ROWS,
+            newest_first=False,
+        )
     records = [
         FeedbackRecord(
-            run_id=r.run_id,
+            run_id=r.run.id,
             task=r.task,
             answer=r.answer,
-            rating=r.rating,
-            expected_answer=r.expected_answer,
-            execution_mode=r.execution_mode,
+            rating=r.feedback.rating,
+            expected_answer=r.feedback.expected_answer,
+            execution_mode=r.run.execution_mode,
         )
-        for r in rated
+        for r in rated.items
     ]
     built = rows_from_feedback(module, records)
     if not built.rows or validate_rows(module, built.rows):
         raise InvalidInput(
-            f"no usable feedback for module {module.name!r} ({len(rated)} rated runs)",
+            f"no usable feedback for module {module.name!r} ({len(rated.items)} rated runs)",
             code="dataset_no_feedback",
             action="rate answers (thumbs up, or thumbs down with the expected answer) and try again",
             details={"skipped": built.skipped},

@@ -88,7 +88,8 @@ class RunEvent(StoreModel, table=True):
 
 
 class TraceFeedback(StoreModel, table=True):
-    """A thumbs up/down on a run, optionally with the answer the user expected (feeds GEPA datasets)."""
+    """A user's thumbs up/down on a run, optionally with a comment and the answer they expected (their
+    correction; feeds GEPA datasets). One per user and run: rating again replaces it."""
 
     __tablename__ = "trace_feedback"
 
@@ -99,5 +100,6 @@ class TraceFeedback(StoreModel, table=True):
     comment: str | None = text_field()
     expected_answer: str | None = text_field()
     created_at: datetime = created_field()
+    updated_at: datetime = updated_field()
 
-    __table_args__ = (in_check("rating", RATINGS, name="rating"),)
+    __table_args__ = (sa.UniqueConstraint("run_id", "user_id"), in_check("rating", RATINGS, name="rating"))

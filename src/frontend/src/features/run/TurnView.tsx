@@ -1,10 +1,11 @@
-// One committed turn in the history: the user's message and answer; its steps are replayed on demand. Earlier
+// One committed turn in the history: the user's message, answer and your rating; its steps are replayed on demand. Earlier
 // turns offer "Edit and rerun" and "Fork from here" (both make a fork; this session is never changed).
 import { useState } from "react";
 import { Markdown } from "../../components/Lazy";
 import type { Schemas } from "../../lib/api/client";
 import { useRun } from "../../lib/events/useRun";
 import { EditTask, TurnActions } from "../share/TurnActions";
+import { Feedback } from "./Feedback";
 import { RunPanel } from "./RunPanel";
 
 export function UserMessage({ text }: { text: string }) {
@@ -38,6 +39,7 @@ export function TurnView({ turn, linked = false, forking }: { turn: Schemas["Tur
         <>
           {turn.answer ? <div className="answer"><Markdown text={turn.answer} /></div> : <p className="muted">No answer.</p>}
           {turn.run_id && <button className="link" onClick={() => setOpen(true)}>Show steps</button>}
+          {turn.run_id && turn.answer && <Feedback runId={turn.run_id} />}
         </>
       )}
     </article>

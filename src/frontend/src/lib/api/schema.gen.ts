@@ -493,14 +493,47 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Trace Feedback
+         * @description Your feedback on your runs, most recently rated first, each with the task and the answer it rated.
+         */
+        get: operations["listTraceFeedback"];
         put?: never;
-        /** Create Trace Feedback */
+        /**
+         * Create Trace Feedback
+         * @description Rate a run; rating it again replaces your earlier feedback (same as PUT /feedback/{run_id}).
+         */
         post: operations["createTraceFeedback"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traces/feedback/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Trace Feedback */
+        get: operations["getTraceFeedback"];
+        /**
+         * Put Trace Feedback
+         * @description Set your feedback on the run (created, or replaced with exactly these fields).
+         */
+        put: operations["putTraceFeedback"];
+        post?: never;
+        /** Delete Trace Feedback */
+        delete: operations["deleteTraceFeedback"];
+        options?: never;
+        head?: never;
+        /**
+         * Patch Trace Feedback
+         * @description Change only the fields you send (null clears the comment or expected answer).
+         */
+        patch: operations["patchTraceFeedback"];
         trace?: never;
     };
     "/api/v1/runs/{run_id}/stream": {
@@ -1541,6 +1574,11 @@ export interface components {
              * @description Only these sessions (default: all).
              */
             session_ids?: string[] | null;
+            /**
+             * Run Ids
+             * @description Only these rated runs (default: every rated run).
+             */
+            run_ids?: string[] | null;
         };
         /** DatasetOut */
         DatasetOut: {
@@ -1747,17 +1785,23 @@ export interface components {
         };
         /** FeedbackCreate */
         FeedbackCreate: {
-            /** Run Id */
-            run_id: string;
             /**
              * Rating
              * @enum {string}
              */
             rating: "up" | "down";
-            /** Comment */
+            /**
+             * Comment
+             * @description Why (free text).
+             */
             comment?: string | null;
-            /** Expected Answer */
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
             expected_answer?: string | null;
+            /** Run Id */
+            run_id: string;
         };
         /** FeedbackOut */
         FeedbackOut: {
@@ -1765,8 +1809,11 @@ export interface components {
             id: string;
             /** Run Id */
             run_id: string;
-            /** Rating */
-            rating: string;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
             /** Comment */
             comment: string | null;
             /** Expected Answer */
@@ -1776,6 +1823,58 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** FeedbackPage */
+        FeedbackPage: {
+            /** Total */
+            total: number;
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
+            /** Items */
+            items: components["schemas"]["RatedRunOut"][];
+        };
+        /**
+         * FeedbackPatch
+         * @description Only the fields given change; null clears a comment or expected answer.
+         */
+        FeedbackPatch: {
+            /** Rating */
+            rating?: ("up" | "down") | null;
+            /**
+             * Comment
+             * @description Why (free text).
+             */
+            comment?: string | null;
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
+            expected_answer?: string | null;
+        };
+        /** FeedbackPut */
+        FeedbackPut: {
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Comment
+             * @description Why (free text).
+             */
+            comment?: string | null;
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
+            expected_answer?: string | null;
         };
         /** ForkCreate */
         ForkCreate: {
@@ -2363,6 +2462,56 @@ export interface components {
             extra_headers?: {
                 [key: string]: string | null;
             } | null;
+        };
+        /**
+         * RatedRunOut
+         * @description Feedback with the run it rates: where it ran and what was asked and answered.
+         */
+        RatedRunOut: {
+            /** Id */
+            id: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /** Comment */
+            comment: string | null;
+            /** Expected Answer */
+            expected_answer: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string | null;
+            /**
+             * Execution Mode
+             * @description The run's mode: direct, tools, rlm or auto.
+             */
+            execution_mode: string;
+            /** Program Version */
+            program_version: string | null;
+            /**
+             * Task
+             * @description The user's message of the turn.
+             */
+            task: string;
+            /**
+             * Answer
+             * @description The turn's committed answer.
+             */
+            answer: string;
         };
         /** Readiness */
         Readiness: {
@@ -4682,6 +4831,50 @@ export interface operations {
             };
         };
     };
+    listTraceFeedback: {
+        parameters: {
+            query?: {
+                /** @description Only this run. */
+                run_id?: string | null;
+                /** @description Only this turn's run. */
+                turn_id?: string | null;
+                /** @description Only runs of this session. */
+                session_id?: string | null;
+                /** @description Only up (good) or down (bad). */
+                rating?: ("up" | "down") | null;
+                /** @description Only runs of this mode (direct, tools, rlm). */
+                mode?: string | null;
+                /** @description Items per page (at most 200). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     createTraceFeedback: {
         parameters: {
             query?: never;
@@ -4705,6 +4898,164 @@ export interface operations {
                 };
             };
             /** @description No such run for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    putTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    deleteTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    patchTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
             404: {
                 headers: {
                     [name: string]: unknown;

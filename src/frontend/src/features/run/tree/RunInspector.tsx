@@ -4,6 +4,7 @@ import { lazy, Suspense, useEffect, useMemo, useState } from "react";
 import { useSearchParams } from "react-router";
 import type { FleetEvent } from "../../../lib/api/events.gen";
 import { ancestors, buildTree, nodeForSeq } from "../../../lib/events/tree";
+import { FeedbackBadge } from "./FeedbackBadge";
 import { NodeDetail } from "./NodeDetail";
 import { RunTreeView } from "./RunTree";
 
@@ -64,6 +65,7 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
           </>
         )}
         <span className="muted">{Object.keys(tree.nodes).length.toLocaleString()} spans</span>
+        <FeedbackBadge runId={runId} />
       </div>
       <div className={`grid gap-3 ${selected ? "lg:grid-cols-[minmax(0,1fr)_minmax(16rem,22rem)] xl:grid-cols-[minmax(0,1fr)_minmax(18rem,28rem)]" : ""}`}>
         {view === "tree" ? (
