@@ -8,6 +8,7 @@ Both forms work: `fleet-rlm optimize MODULE DATASET.jsonl [--auto light] [--repo
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,21 @@ def upload_dataset(client: FleetClient, module: str, path: Path) -> dict[str, An
     return dict(client.request("POST", f"{API}/datasets", json=body).json())
 
 
+def _bar_state(run: dict[str, Any]) -> dict[str, Any]:
+    """Description and counts of the progress bar; a finished run shows N/N and how many metric calls it made."""
+    p = run.get("progress") or {}
+    calls = int(p.get("metric_calls") or 0)
+    if run["status"] in FINAL:
+        budget = p.get("max_metric_calls")
+        of = f" of a {budget} budget" if budget and budget != calls else ""
+        text = f"{run['status']} after {calls} metric calls{of}"
+        return {"description": text, "completed": calls, "total": calls}
+    best = p.get("best_score")
+    text = f"{p.get('phase', run['status'])} iter {p.get('iteration', 0)}"
+    text += f" best {best:.3f}" if isinstance(best, (int, float)) else ""
+    return {"description": text, "completed": calls, "total": p.get("max_metric_calls")}
+
+
 def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
     """Poll the run, drawing a progress bar (metric calls) until it ends; Ctrl-C cancels the run."""
     console = Console(stderr=True)
@@ -90,13 +106,7 @@ def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
         try:
             while True:
                 run: dict[str, Any] = client.get_json(f"{API}/runs/{run_id}")
-                p = run.get("progress") or {}
-                best = p.get("best_score")
-                text = f"{p.get('phase', run['status'])} iter {p.get('iteration', 0)}"
-                text += f" best {best:.3f}" if isinstance(best, (int, float)) else ""
-                bar.update(
-                    handle, description=text, completed=p.get("metric_calls", 0), total=p.get("max_metric_calls")
-                )
+                bar.update(handle, **_bar_state(run))
                 if run["status"] in FINAL:
                     return run
                 time.sleep(0.5)
@@ -106,6 +116,7 @@ def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
             while run["status"] not in FINAL:
                 time.sleep(0.5)
                 run = client.get_json(f"{API}/runs/{run_id}")
+            bar.update(handle, **_bar_state(run))
             return run
 
 
@@ -116,7 +127,9 @@ def run(
     auto: str | None = typer.Option(None, "--auto", help="GEPA budget: light, medium or heavy (default light)."),
     max_metric_calls: int | None = typer.Option(None, "--max-metric-calls", min=1, help="Budget in metric calls."),
     report: Path | None = typer.Option(None, "--report", help="Write a Markdown report to this file."),
-    promote: bool = typer.Option(False, "--promote", help="Promote the new version when the run succeeds."),
+    promote: bool = typer.Option(
+        False, "--promote", help="Promote the new version when it is strictly better than the current one."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the train/validation split and GEPA."),
     url_server: str | None = ServerOption,
 ) -> None:
@@ -138,10 +151,10 @@ def run(
             if report is not None:
                 report.write_text(results["report_markdown"], encoding="utf-8")
                 typer.echo(f"report: {report}", err=True)
+            promoted = ""
             if final["status"] == "succeeded" and promote:
-                client.request("POST", f"{API}/runs/{final['id']}/promote")
+                promoted = promote_if_better(client, final["id"])
         scores = final.get("scores") or {}
-        promoted = ", promoted" if promote and final.get("program_version") else ""
         typer.echo(
             f"{final['status']}: baseline {scores.get('baseline')} -> optimized {scores.get('optimized')}"
             f" (version {final.get('program_version') or '-'}{promoted})"
@@ -222,18 +235,49 @@ def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
 GLOBAL_HELP = "Admins: for every user's turns (scope=global) instead of only yours."
 
 
+def promote_if_better(client: FleetClient, run_id: str) -> str:
+    """`run --promote`: promote only a strictly better version; say why not otherwise (never asks)."""
+    check = client.get_json(f"{API}/runs/{run_id}/promotion")
+    if not (check["better"] or check["already_current"]):
+        typer.echo(f"not promoted: {comparison(check)}; promote anyway with `optimize promote {run_id} --force`")
+        return ""
+    client.request("POST", f"{API}/runs/{run_id}/promote")
+    return ", promoted"
+
+
+def comparison(check: dict[str, Any]) -> str:
+    current = check["current_score"]
+    current_text = "not scored on these rows" if current is None else f"{current:.3f}"
+    candidate = check["candidate_score"]
+    return (
+        f"{check['candidate_version']} {'-' if candidate is None else f'{candidate:.3f}'} vs current "
+        f"{check['current_version']} {current_text} on the same {check['rows']} validation rows"
+    )
+
+
 @optimize_app.command("promote")
 def promote_run(
     run_id: str,
     everyone: bool = typer.Option(False, "--global", help=GLOBAL_HELP),
+    force: bool = typer.Option(False, "--force", help="Promote even when it is not better; do not ask."),
     url_server: str | None = ServerOption,
 ) -> None:
-    """Use the version this run produced for your new turns (or, --global, everyone's)."""
+    """Use the version this run produced for your new turns (or, --global, everyone's). Shows its score beside
+    the current version's; one that is not better is promoted only after you confirm (or with --force)."""
 
     def body() -> None:
         scope = "global" if everyone else "user"
         with open_client(url_server, need_model=False) as client:
-            version = client.request("POST", f"{API}/runs/{run_id}/promote", params={"scope": scope}).json()
+            check = client.get_json(f"{API}/runs/{run_id}/promotion", scope=scope)
+            typer.echo(comparison(check), err=True)
+            confirm = force
+            if not (check["better"] or check["already_current"] or force) and sys.stdin.isatty():
+                confirm = typer.confirm("It is not better than the current version. Promote anyway?", default=False)
+                if not confirm:
+                    typer.echo("not promoted", err=True)
+                    return
+            params = {"scope": scope, "confirm": "true" if confirm else "false"}
+            version = client.request("POST", f"{API}/runs/{run_id}/promote", params=params).json()
         typer.echo(f"promoted {version['module']} {version['version']}" + (" for every user" if everyone else ""))
 
     guarded(body)
