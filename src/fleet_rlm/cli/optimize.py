@@ -16,13 +16,13 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
 from fleet_rlm.cli.client import FleetClient
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.options import ServerOption
+from fleet_rlm.cli.tables import print_table
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events.status import FINAL
 
@@ -52,19 +52,19 @@ def list_modules(url_server: str | None = ServerOption) -> None:
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             modules = client.get_json(f"{API}/modules")
-        table = Table(title="Optimizable modules")
-        for column in ("module", "kind", "required keys", "optional", "metric", "description"):
-            table.add_column(column, overflow="fold")
-        for m in modules:
-            table.add_row(
+        columns = ("module", "kind", "required keys", "optional", "metric", "description")
+        rows = [
+            (
                 m["name"],
                 m["kind"],
                 ", ".join(m["required_keys"]),
-                ", ".join(m["optional_keys"]),
+                ", ".join(m["optional_keys"]) or "-",
                 m["metric"],
                 m["description"],
             )
-        Console().print(table)
+            for m in modules
+        ]
+        print_table(columns, rows, title="Optimizable modules")
 
     guarded(body)
 
@@ -177,21 +177,23 @@ def runs(module: str | None = typer.Option(None, "--module"), url_server: str | 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             items = client.get_json(f"{API}/runs", module=module)
-        table = Table(title="Optimization runs")
-        for column in ("id", "module", "status", "baseline", "optimized", "version", "created"):
-            table.add_column(column, overflow="fold")
+        columns = ("id", "module", "status", "baseline", "optimized", "version", "created")
+        rows = []
         for r in items:
             s = r.get("scores") or {}
-            table.add_row(
-                r["id"],
-                r["module"],
-                r["status"],
-                str(s.get("baseline", "-")),
-                str(s.get("optimized", "-")),
-                r.get("program_version") or "-",
-                r["created_at"][:19],
+            baseline, optimized = s.get("baseline"), s.get("optimized")
+            rows.append(
+                (
+                    r["id"],
+                    r["module"],
+                    r["status"],
+                    "-" if baseline is None else f"{baseline:.3f}",
+                    "-" if optimized is None else f"{optimized:.3f}",
+                    r.get("program_version") or "-",
+                    r["created_at"][:19],
+                )
             )
-        Console().print(table)
+        print_table(columns, rows, title="Optimization runs")
 
     guarded(body)
 
@@ -222,12 +224,9 @@ def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             c = client.get_json(f"{API}/runs/compare", a=a, b=b)
-        table = Table(title=f"{a} vs {b}: delta {c['delta']} ({c['better']} better, {c['worse']} worse)")
-        for column in ("example", "a", "b", "delta"):
-            table.add_column(column)
-        for e in c["examples"]:
-            table.add_row(str(e["index"]), str(e["a"]), str(e["b"]), str(e["delta"]))
-        Console().print(table)
+        title = f"{a} vs {b}: delta {c['delta']} ({c['better']} better, {c['worse']} worse)"
+        rows = [(e["index"], e["a"], e["b"], e["delta"]) for e in c["examples"]]
+        print_table(("example", "a", "b", "delta"), rows, title=title)
 
     guarded(body)
 

@@ -18,6 +18,7 @@ from rich.table import Table
 from fleet_rlm.cli.chat_state import ChatState, Staged
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import MODES, TRACE_MODES
+from fleet_rlm.cli.tables import print_table
 from fleet_rlm.errors import FleetError
 
 MEMORY_FILE = "memory/MEMORIES.md"
@@ -83,11 +84,11 @@ def _sessions(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no sessions yet")
         return
-    table = Table("id", "title", "updated", box=None)
+    rows = []
     for item in page["items"]:
         marker = " *" if item["id"] == state.session_id else ""
-        table.add_row(item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19])
-    state.console.print(table)
+        rows.append((item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19]))
+    print_table(("id", "title", "updated"), rows, console=state.console)
 
 
 @command("resume", "/resume ID", "continue an earlier session (and follow its running turn)")
@@ -231,10 +232,8 @@ def _artifacts(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no artifacts in this session")
         return
-    table = Table("path", "size", "id", box=None)
-    for item in page["items"]:
-        table.add_row(item["path"], f"{item['size']:,}", item["id"])
-    state.console.print(table)
+    rows = [(item["path"], f"{item['size']:,}", item["id"]) for item in page["items"]]
+    print_table(("path", "size", "id"), rows, console=state.console)
 
 
 @command("export", "/export [FILE]", "save the session (turns, runs, events) as JSON")
