@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.cli.client import FleetClient, require_file
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.options import ServerOption
@@ -71,8 +71,7 @@ def list_modules(url_server: str | None = ServerOption) -> None:
 
 def upload_dataset(client: FleetClient, module: str, path: Path) -> dict[str, Any]:
     """Upload (or reuse, when the same file was uploaded before) the dataset; the name carries a content hash."""
-    if not path.is_file():
-        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the dataset path")
+    require_file(path)
     content = path.read_text(encoding="utf-8")
     name = f"{path.stem}-{hashlib.sha256(content.encode()).hexdigest()[:8]}"
     for existing in client.get_json(f"{API}/datasets", module=module):

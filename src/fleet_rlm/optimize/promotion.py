@@ -74,6 +74,5 @@ def not_better(check: PromotionCheck) -> Conflict:
         f"{check.candidate_version} scored {fmt(check.candidate_score)} on the run's {check.rows} validation rows, "
         f"{why}; not promoted",
         code="promotion_not_better",
-        action="promote anyway with confirm=true (CLI: `fleet-rlm optimize promote RUN --force`)",
         details=check.to_dict(),
     )
