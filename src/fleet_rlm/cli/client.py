@@ -250,8 +250,10 @@ class FleetClient:
 
 def require_file(path: Path) -> Path:
     """`path` if it is a file; else the one-line `file_not_found` error (checked before anything is created)."""
+    if path.is_dir():
+        raise FleetError(f"{path} is a directory, not a file", code="file_is_directory")
     if not path.is_file():
-        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the path and retry")
+        raise FleetError(f"no such file: {path}", code="file_not_found")
     return path
 
 

@@ -18,6 +18,7 @@ from rich.table import Table
 from fleet_rlm.cli.chat_state import ChatState, Staged
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import MODES, TRACE_MODES
+from fleet_rlm.cli.tables import print_table
 from fleet_rlm.errors import FleetError
 
 MEMORY_FILE = "memory/MEMORIES.md"
@@ -83,11 +84,11 @@ def _sessions(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no sessions yet")
         return
-    table = Table("id", "title", "updated", box=None)
+    rows = []
     for item in page["items"]:
         marker = " *" if item["id"] == state.session_id else ""
-        table.add_row(item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19])
-    state.console.print(table)
+        rows.append((item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19]))
+    print_table(("id", "title", "updated"), rows, console=state.console)
 
 
 @command("resume", "/resume ID", "continue an earlier session (and follow its running turn)")
@@ -173,20 +174,44 @@ def _trace(state: ChatState, args: list[str]) -> None:
     state.say(f"trace: {trace}")
 
 
-@command("profile", "/profile NAME", "use a stored LM profile for this session")
+CLEAR_PROFILE = "off"
+
+
+@command("profile", "/profile [NAME|off]", "use a stored LM profile for this session (off: the default model)")
 def _profile(state: ChatState, args: list[str]) -> None:
-    name = _one(args)
+    """Alone: the session's profile and the ones to choose from. A name is checked now, not at the next turn."""
+    if len(args) > 1:
+        raise UsageError
     if not state.client.has_route(PROFILES_PATH):
         raise FleetError(
             "this server has no LM profiles API",
             code="profiles_unavailable",
             action="configure the model with DSPY_LM_MODEL / DSPY_LLM_API_KEY where the server runs",
         )
+    from fleet_rlm.llm.profiles import ENV_DELEGATE_PROFILE, ENV_PROFILE  # lazily: keeps the chat's start fast
+
+    names = [str(p["name"]) for p in state.client.get_json(PROFILES_PATH)["items"]]
+    choices = ", ".join(names) or "none stored"
+    if not args:
+        clear = f"; `/profile {CLEAR_PROFILE}` goes back to the default model" if state.profile else ""
+        state.say(f"profile: {state.profile or '(default model)'} · yours: {choices}{clear}")
+        return
+    name: str | None = args[0]
+    if name == CLEAR_PROFILE:
+        name = None
+    elif name not in {*names, ENV_PROFILE, ENV_DELEGATE_PROFILE}:
+        raise FleetError(
+            f"no LM profile named {name!r}",
+            code="profile_not_found",
+            action=f"choose one of: {choices} (`fleet-rlm profiles list`), or `/profile {CLEAR_PROFILE}`",
+        )
     state.profile = name
     if state.session_id is not None:
-        session = state.client.get_session(state.session_id)
-        state.client.update_session(state.session_id, settings={**session["settings"], "profile": name})
-    state.say(f"profile: {name}")
+        settings = dict(state.client.get_session(state.session_id)["settings"] or {})
+        settings.pop("profile", None)
+        settings |= {"profile": name} if name else {}
+        state.client.update_session(state.session_id, settings=settings)
+    state.say(f"profile: {name}" if name else "profile cleared: turns use the default model")
 
 
 @command("memory", "/memory", f"show the workspace's durable memory ({MEMORY_FILE})")
@@ -207,10 +232,8 @@ def _artifacts(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no artifacts in this session")
         return
-    table = Table("path", "size", "id", box=None)
-    for item in page["items"]:
-        table.add_row(item["path"], f"{item['size']:,}", item["id"])
-    state.console.print(table)
+    rows = [(item["path"], f"{item['size']:,}", item["id"]) for item in page["items"]]
+    print_table(("path", "size", "id"), rows, console=state.console)
 
 
 @command("export", "/export [FILE]", "save the session (turns, runs, events) as JSON")

@@ -24,7 +24,9 @@ from fleet_rlm.optimize.gepa_run import GEPAConfig, GEPAOutcome, run_gepa
 from fleet_rlm.optimize.modules import BuildContext, LMProvider, OptimizableModule, get_module
 from fleet_rlm.optimize.programs_db import DatabasePrograms
 from fleet_rlm.optimize.progress import OptimizationProgress, ProgressTracker
+from fleet_rlm.optimize.promotion import PromotionCheck, check_promotion, not_better
 from fleet_rlm.optimize.versions import manifest, program_json, results_json
+from fleet_rlm.runtime.programs import BUILTIN_VERSION
 from fleet_rlm.services.jobs.follow import follow_job
 from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.job import Job, channel
@@ -92,6 +94,7 @@ class OptimizationService:
                     code="dataset_module_mismatch",
                     action=f"use a dataset made for module {spec.name!r}",
                 )
+            current = (await programs_repo.in_effect(s, user_id=user_id)).get(spec.name)
             rows = list(dataset.rows or [])
             train, val = split_rows(rows, val_fraction=val_fraction, seed=config.seed)
             run_config = {
@@ -103,13 +106,16 @@ class OptimizationService:
                 "train_size": len(train),
                 "val_size": len(val),
                 "dataset_name": dataset.name,
+                "baseline_version": current.version if current is not None else BUILTIN_VERSION,
             }
             run = await repo.create_run(s, user_id=user_id, module=spec.name, dataset_id=dataset.id, config=run_config)
         provider = await self.lm_provider_for(user_id)
         cancel = threading.Event()
         self.cancels[run.id] = cancel
         info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
-        coro = self._execute(run.id, spec, provider, train, val, config, cancel, info, run_config)
+        seed = dict((current.program or {}).get("instructions") or {}) if current is not None else {}
+        ctx = BuildContext(settings=self.settings, lms=provider, instructions=seed)
+        coro = self._execute(run.id, spec, ctx, train, val, config, cancel, info, run_config)
         task = asyncio.get_running_loop().create_task(coro, name=f"optimize-{run.id}")
         self.tasks[run.id] = task
         run_id = run.id
@@ -124,7 +130,7 @@ class OptimizationService:
         self,
         run_id: str,
         module: OptimizableModule,
-        provider: LMProvider,
+        ctx: BuildContext,
         train: list[dict[str, Any]],
         val: list[dict[str, Any]],
         config: GEPAConfig,
@@ -148,7 +154,6 @@ class OptimizationService:
             job.report(progress.to_dict())
 
         tracker = ProgressTracker(report)
-        ctx = BuildContext(settings=self.settings, lms=provider)
         outcome: GEPAOutcome | None = None
         error: dict[str, Any] | None = None
         try:
@@ -177,7 +182,9 @@ class OptimizationService:
         dataset: dict[str, Any],
         run_config: dict[str, Any],
     ) -> None:
-        final = (progress or OptimizationProgress()).to_dict() | {"phase": "done"}
+        final = (progress or OptimizationProgress()).to_dict() | {"phase": "done", "finished": True}
+        if outcome is not None:
+            final["metric_calls"] = outcome.metric_calls
         async with self.database.transaction() as s:
             await repo.set_progress(s, run_id=run_id, progress=final)
             if outcome is None:
@@ -188,6 +195,7 @@ class OptimizationService:
                 "optimized": outcome.optimized_score,
                 "metric_calls": outcome.metric_calls,
                 "iterations": outcome.iterations,
+                "baseline_version": run_config["baseline_version"],
             }
             results = results_json(outcome)
             if outcome.status == "cancelled":
@@ -241,8 +249,8 @@ class OptimizationService:
         if local is not None:
             local.set()
 
-    async def promote(self, *, user_id: str, run_id: str, globally: bool = False) -> ProgramVersion:
-        """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's."""
+    async def promotion(self, *, user_id: str, run_id: str, globally: bool = False) -> PromotionCheck:
+        """The run's version beside the one the scope runs now, on the run's validation rows."""
         run = await self.get(user_id=user_id, run_id=run_id)
         if run.program_version is None:
             raise Conflict(
@@ -250,6 +258,31 @@ class OptimizationService:
                 code="optimization_run_without_version",
                 action="promote a run that succeeded",
             )
+        async with self.database.session() as s:
+            if globally:
+                promotion = (await programs_repo.current_promotions(s, user_id=None)).get((run.module, None))
+                ids = [promotion.version_id] if promotion is not None else []
+                current = next(iter((await programs_repo.versions_by_id(s, ids)).values()), None)
+            else:
+                current = (await programs_repo.in_effect(s, user_id=user_id)).get(run.module)
+        return check_promotion(
+            module=run.module,
+            candidate_version=run.program_version,
+            scores=run.scores or {},
+            config=run.config or {},
+            current_version=current.version if current is not None else None,
+        )
+
+    async def promote(
+        self, *, user_id: str, run_id: str, globally: bool = False, confirm: bool = False
+    ) -> ProgramVersion:
+        """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's. A
+        version not strictly better than the one it replaces, on the same validation rows, needs `confirm`."""
+        check = await self.promotion(user_id=user_id, run_id=run_id, globally=globally)
+        if not (check.better or check.already_current or confirm):
+            raise not_better(check)
+        run = await self.get(user_id=user_id, run_id=run_id)
+        assert run.program_version is not None
         async with self.database.transaction() as s:
             await programs_repo.promote(
                 s,

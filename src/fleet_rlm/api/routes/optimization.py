@@ -32,6 +32,7 @@ from fleet_rlm.schemas.optimization import (
     DatasetFromFeedback,
     DatasetOut,
     ModuleOut,
+    PromotionOut,
     PromotionScope,
     RollbackOut,
     RunCreate,
@@ -287,21 +288,54 @@ async def versions_out(database: DatabaseDep, user_id: str, rows: list[ProgramVe
     return items
 
 
+@router.get(
+    "/runs/{run_id}/promotion",
+    operation_id="checkOptimizationPromotion",
+    response_model=PromotionOut,
+    responses={**NOT_FOUND, 409: {"description": "The run saved no version."}},
+)
+async def check_promotion(
+    user: CurrentUserDep, request: Request, run_id: str, scope: PromotionScope = ScopeQuery
+) -> PromotionOut:
+    """The run's version beside the one the scope runs now, both scored on the run's validation rows: what a
+    promotion would change, asked before promoting."""
+    service = optimization_service(request)
+    check = await service.promotion(user_id=user.user_id, run_id=run_id, globally=scope == "global")
+    return PromotionOut.model_validate(check.to_dict())
+
+
+ConfirmQuery = Query(False, description="Promote even when the version is not strictly better than the current one.")
+
+
 @router.post(
     "/runs/{run_id}/promote",
     operation_id="promoteOptimizationRun",
     response_model=VersionOut,
-    responses={**NOT_FOUND, **ADMIN_ONLY, 409: {"description": "The run saved no version."}},
+    responses={
+        **NOT_FOUND,
+        **ADMIN_ONLY,
+        409: {
+            "description": "optimization_run_without_version: the run saved no version; promotion_not_better: "
+            "not strictly better than the current version on the run's validation rows (details: both scores; "
+            "retry with confirm=true)."
+        },
+    },
 )
 async def promote_run(
-    user: CurrentUserDep, request: Request, database: DatabaseDep, run_id: str, scope: PromotionScope = ScopeQuery
+    user: CurrentUserDep,
+    request: Request,
+    database: DatabaseDep,
+    run_id: str,
+    scope: PromotionScope = ScopeQuery,
+    confirm: bool = ConfirmQuery,
 ) -> VersionOut:
     """Make the run's version what your turns run (scope=global: what every user's turns run, unless they
-    promoted their own)."""
+    promoted their own). Refused (409 promotion_not_better) when it is not strictly better than the version it
+    replaces on the run's validation rows, unless confirm=true."""
     if scope == "global":
         require_admin(user, "promoting a version for every user")
     service = optimization_service(request)
-    row = await service.promote(user_id=user.user_id, run_id=run_id, globally=scope == "global")
+    row = await service.promote(user_id=user.user_id, run_id=run_id, globally=scope == "global", confirm=confirm)
     return (await versions_out(database, user.user_id, [row]))[0]
 
 

@@ -1215,6 +1215,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/optimization/runs/{run_id}/promotion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check Promotion
+         * @description The run's version beside the one the scope runs now, both scored on the run's validation rows: what a
+         *     promotion would change, asked before promoting.
+         */
+        get: operations["checkOptimizationPromotion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/optimization/runs/{run_id}/promote": {
         parameters: {
             query?: never;
@@ -1227,7 +1248,8 @@ export interface paths {
         /**
          * Promote Run
          * @description Make the run's version what your turns run (scope=global: what every user's turns run, unless they
-         *     promoted their own).
+         *     promoted their own). Refused (409 promotion_not_better) when it is not strictly better than the version it
+         *     replaces on the run's validation rows, unless confirm=true.
          */
         post: operations["promoteOptimizationRun"];
         delete?: never;
@@ -2462,6 +2484,47 @@ export interface components {
             extra_headers?: {
                 [key: string]: string | null;
             } | null;
+        };
+        /**
+         * PromotionOut
+         * @description A run's saved version beside the version the promotion would replace, on the run's validation rows.
+         */
+        PromotionOut: {
+            /** Module */
+            module: string;
+            /** Candidate Version */
+            candidate_version: string;
+            /**
+             * Candidate Score
+             * @description The run's version, scored on its validation rows.
+             */
+            candidate_score: number | null;
+            /**
+             * Current Version
+             * @description What the scope runs now (builtin-1: the built-in program).
+             */
+            current_version: string;
+            /**
+             * Current Score
+             * @description The current version on the same rows; null when this run did not score it (then the candidate is not known to be better).
+             */
+            current_score: number | null;
+            /**
+             * Rows
+             * @description How many validation rows both scores are over.
+             */
+            rows: number;
+            /**
+             * Better
+             * @description The candidate is strictly better; otherwise promoting needs confirm=true.
+             */
+            better: boolean;
+            /**
+             * Already Current
+             * @description The scope already runs the candidate.
+             * @default false
+             */
+            already_current: boolean;
         };
         /**
          * RatedRunOut
@@ -6560,11 +6623,61 @@ export interface operations {
             };
         };
     };
+    checkOptimizationPromotion: {
+        parameters: {
+            query?: {
+                /** @description user: your own turns; global: every user's (admins only). */
+                scope?: "user" | "global";
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromotionOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run saved no version. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     promoteOptimizationRun: {
         parameters: {
             query?: {
                 /** @description user: your own turns; global: every user's (admins only). */
                 scope?: "user" | "global";
+                /** @description Promote even when the version is not strictly better than the current one. */
+                confirm?: boolean;
             };
             header?: never;
             path: {
@@ -6597,7 +6710,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The run saved no version. */
+            /** @description optimization_run_without_version: the run saved no version; promotion_not_better: not strictly better than the current version on the run's validation rows (details: both scores; retry with confirm=true). */
             409: {
                 headers: {
                     [name: string]: unknown;
