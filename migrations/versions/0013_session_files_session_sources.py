@@ -38,9 +38,7 @@ def upgrade() -> None:
         sa.Column("turn_index", sa.Integer(), nullable=False),
         sa.Column("run_id", sa.String(length=32), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.CheckConstraint(
-            "kind IN ('text', 'file', 'url', 'repo', 'path')", name=op.f("ck_session_sources_kind")
-        ),
+        sa.CheckConstraint("kind IN ('text', 'file', 'url', 'repo', 'path')", name=op.f("ck_session_sources_kind")),
         sa.ForeignKeyConstraint(
             ["session_id"], ["sessions.id"], name=op.f("fk_session_sources_session_id_sessions"), ondelete="CASCADE"
         ),

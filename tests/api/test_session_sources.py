@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from fastapi.testclient import TestClient
 
 from fleet_rlm.config import Settings
@@ -72,7 +71,6 @@ def test_an_attachment_stays_in_the_sessions_context_until_removed(
     context_dir = app_settings.data_dir / "sessions" / sid / "context"
     assert [p.name for p in context_dir.glob("*sales*")] == [held["document"]]
 
-
     removed = client.delete(f"/api/v1/sessions/{sid}/context/{held['id']}")
     assert removed.status_code == 204, removed.text
     assert client.get(f"/api/v1/sessions/{sid}/context").json()["items"] == []
@@ -98,4 +96,3 @@ def test_a_fork_holds_the_sources_of_the_turns_it_kept(client: TestClient, lm: F
 
     seen, prompts = _rlm_turn(client, lm, fork["id"], "f3")
     assert seen["marker"] and seen["in_context"] and "LATER-PASTE" not in prompts
-
