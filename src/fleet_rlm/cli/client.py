@@ -170,6 +170,13 @@ class FleetClient:
         body = {key: value for key, value in (("after_turn", after_turn), ("title", title)) if value is not None}
         return dict(self.request("POST", f"{API}/sessions/{session_id}/fork", json=body).json())
 
+    def session_context(self, session_id: str) -> list[dict[str, Any]]:
+        """The context sources the session holds (what its next turn gets)."""
+        return list(self.get_json(f"{API}/sessions/{session_id}/context")["items"])
+
+    def remove_context_source(self, session_id: str, source_id: str) -> None:
+        self.request("DELETE", f"{API}/sessions/{session_id}/context/{source_id}")
+
     def export_session(self, session_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/export"))
 

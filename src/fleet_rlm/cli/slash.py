@@ -119,13 +119,13 @@ def _short(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@command("attach", "/attach PATH", "upload a local file as context for the next turn")
+@command("attach", "/attach PATH", "upload a local file into the session's context (from the next turn on)")
 def _attach(state: ChatState, args: list[str]) -> None:
     path = Path(_one(args)).expanduser()
     uploaded = state.client.upload_file(path, session_id=state.session_id)
     state.staged.attachment_ids.append(str(uploaded["id"]))
     state.staged.attachment_names.append(path.name)
-    state.say(f"attached {path.name} ({uploaded.get('size', 0):,} bytes) for the next turn")
+    state.say(f"attached {path.name} ({uploaded.get('size', 0):,} bytes): the session holds it from the next turn")
 
 
 @command("url", "/url URL", "fetch a URL as context for the next turn")
@@ -154,6 +154,43 @@ def _repo(state: ChatState, args: list[str]) -> None:
 def _context(state: ChatState, args: list[str]) -> None:
     state.staged.context_paths.append(_one(args))
     state.say(f"will load workspace path {args[0]} with the next turn")
+
+
+@command("sources", "/sources", "list the context this session holds (every next turn gets it)")
+def _sources(state: ChatState, args: list[str]) -> None:
+    items = state.client.session_context(_need_session(state))
+    if not items:
+        state.say("this session holds no context yet")
+        return
+    table = Table("name", "source", "size", "turn", "id", box=None)
+    for item in items:
+        table.add_row(item["name"], item["source"], f"{item['chars']:,} chars", str(item["turn"]), item.get("id") or "")
+    state.console.print(table)
+
+
+@command("detach", "/detach NAME|ID", "remove a file, URL, repository or text from this session's context")
+def _detach(state: ChatState, args: list[str]) -> None:
+    session_id = _need_session(state)
+    wanted = " ".join(args)
+    if not wanted:
+        raise UsageError
+    held = [item for item in state.client.session_context(session_id) if item.get("id")]
+    found = [item for item in held if item["name"] == wanted or item["id"] == wanted]
+    found = found or [item for item in held if item["id"].startswith(wanted)]
+    if not found:
+        names = ", ".join(item["name"] for item in held) or "none"
+        raise FleetError(
+            f"this session holds no context named {wanted!r}",
+            code="context_source_not_found",
+            action=f"give one of: {names}"[:300],
+        )
+    if len(found) > 1:
+        ids = ", ".join(f"{item['id']} (turn {item['turn']})" for item in found)
+        raise FleetError(
+            f"{len(found)} sources are named {wanted!r}", code="ambiguous_source", action=f"give its id: {ids}"
+        )
+    state.client.remove_context_source(session_id, found[0]["id"])
+    state.say(f"removed {found[0]['name']} from the session's context: the next turn no longer gets it")
 
 
 @command("mode", "/mode auto|direct|tools|rlm", "choose how turns run (auto lets the router decide)")

@@ -32,6 +32,7 @@ class ContextSource:
 
     text: `text` (pasted), `name` optional. file: `path` on the host (an uploaded attachment), `name`,
     `media_type`. url: `url`. repo: `url` + optional `ref`. path: `path` relative to the workspace root.
+    Any kind may carry `document` and `from_turn` when an earlier turn of the session loaded it.
     """
 
     kind: SourceKind
@@ -42,6 +43,11 @@ class ContextSource:
     ref: str | None = None
     media_type: str | None = None
     attachment_id: str | None = None
+    document: str | None = None
+    """A source the session already holds: its document's file name in the session's context directory, used
+    as loaded then (a URL is not fetched again, a file not converted again); loaded by reference if gone."""
+    from_turn: int | None = None
+    """The turn (counting from 1) that added a source the session holds; None for this turn's own sources."""
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,9 @@ def execute_turn(
             bytes=raw if isinstance(raw, int) else None,
             variable="context",
             truncated=bool(info.get("truncated")),
+            document=str(info.get("path") or "") or None,
+            clone=str(info.get("repo_path") or "") or None,
+            from_turn=info.get("from_turn") or None,
         )
 
     if request.sources:

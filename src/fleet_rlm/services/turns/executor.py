@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
-from fleet_rlm.runtime.contracts import CancelToken, TurnResult
+from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.turns.final_writes import FinalWrites
+from fleet_rlm.services.turns.held_sources import added_rows
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
@@ -52,6 +54,7 @@ async def execute_run(
         on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
     )
     result: TurnResult
+    request: TurnRequest | None = None
     try:
         async with job.running(claimed=True):  # TurnService.start created the run running, owned here
             if trace is not None and trace.sampled:
@@ -71,16 +74,23 @@ async def execute_run(
     await recorder.close()
     if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
         result.usage = recorder.usage
+    added = (
+        added_rows(
+            request.sources, recorder.loaded, session_id=run.session_id, run_id=run.id, turn_index=reads.turn_index
+        )
+        if request is not None
+        else []
+    )  # what the turn loaded joins the session, whatever its outcome (the user gave it to the session)
     if run.id in service.interrupting and result.status != "succeeded":  # stopped by a server shutdown
         envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
         result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
-        await _commit(service, recorder, run, result, interrupted, status="interrupted")
+        await _commit(service, recorder, run, result, interrupted, added, status="interrupted")
         if trace is not None:
             trace.finish(interrupted)
         return
     terminal = terminal_event(run, result, recorder.terminal)
-    await _commit(service, recorder, run, result, terminal)
+    await _commit(service, recorder, run, result, terminal, added)
     if trace is not None:
         trace.finish(terminal)
 
@@ -91,6 +101,7 @@ async def _commit(
     run: Run,
     result: TurnResult,
     terminal: EventBase,
+    added: list[dict[str, Any]],
     status: str | None = None,
 ) -> None:
     """Answer, final status and the terminal event in one transaction (the event writer's); then it is delivered."""
@@ -112,6 +123,7 @@ async def _commit(
         turn_id=run.turn_id,
         answer=result.answer or None,
         summary=result.summary,
+        sources=tuple(added),
     )
     if not await recorder.finish(terminal, writes):
         log.error("could not commit the result of run %s: %s", run.id, recorder.failed)

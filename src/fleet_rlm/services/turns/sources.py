@@ -1,4 +1,5 @@
-"""Turn a client's input into the runtime's `TurnRequest`: context sources, earlier turns, the running summary.
+"""Turn a client's input into the runtime's `TurnRequest`: context sources (the session's held ones first, see
+`held_sources`, then the turn's own), earlier turns, the running summary.
 
 What it needs from the database is read with the run's creation (`read_turn_inputs`, in the same transaction);
 the request is then built without the database. Attachments are resolved there (they are rows the caller must
@@ -20,9 +21,11 @@ from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
 from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
+from fleet_rlm.services.turns.held_sources import held_context, is_held
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.store.models import Attachment, ChatSession, Run, Turn
+from fleet_rlm.store.models import Attachment, ChatSession, Run, SessionSource, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
+from fleet_rlm.store.repos import session_sources as session_sources_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
 if TYPE_CHECKING:
@@ -57,6 +60,13 @@ class TurnReads:
     lm_config: UserLMConfig
     pins: dict[str, str]
     mcp_servers: tuple[McpServerSpec, ...]
+    held: tuple[SessionSource, ...] = ()
+    """The context sources the session holds (added by earlier turns, not removed)."""
+
+    @property
+    def turn_index(self) -> int:
+        """The index the started turn gets (its INSERT computes the same: one more than the last)."""
+        return max((turn.index for turn in self.turns), default=-1) + 1
 
 
 async def read_turn_inputs(
@@ -79,6 +89,7 @@ async def read_turn_inputs(
         lm_config=await load_config(session, user_id=user_id),
         pins=await program_pins(session, user_id=user_id),  # the user's promoted versions, else global
         mcp_servers=await turn_specs(session, settings, user_id=user_id),
+        held=tuple(await session_sources_repo.list_sources(session, session_id=session_id)),
     )
 
 
@@ -86,13 +97,15 @@ def build_turn_request(
     service: RunDeps, caller: Caller, run: Run, data: TurnInput, chat: ChatSession, reads: TurnReads
 ) -> TurnRequest:
     """The runtime's request from the run, its input and what was read with it (no database access)."""
-    sources = list(reads.attachments)
+    own = list(reads.attachments)
     if data.context_text:
-        sources.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
-    sources.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
+        own.append(ContextSource(kind="text", name="pasted text", text=data.context_text))
+    own.extend(ContextSource(kind="url", name=url, url=url) for url in data.urls)
     if data.repo_url:
-        sources.append(ContextSource(kind="repo", name=data.repo_url, url=data.repo_url, ref=data.repo_ref))
-    sources.extend(ContextSource(kind="path", name=path, path=path) for path in data.context_paths)
+        own.append(ContextSource(kind="repo", name=data.repo_url, url=data.repo_url, ref=data.repo_ref))
+    own.extend(ContextSource(kind="path", name=path, path=path) for path in data.context_paths)
+    held = held_context(reads.held)
+    sources = held + [source for source in own if not is_held(source, held)]
     history = tuple(
         HistoryTurn(user_message=turn.user_message, answer=turn.answer or "")
         for turn in reads.turns

@@ -1,7 +1,15 @@
 """Every table, imported here so `metadata` is complete for Alembic and `create_all`."""
 
 from fleet_rlm.store.base import metadata
-from fleet_rlm.store.models.chat import ATTACHMENT_KINDS, Artifact, Attachment, ChatSession, Turn
+from fleet_rlm.store.models.chat import (
+    ATTACHMENT_KINDS,
+    SOURCE_KINDS,
+    Artifact,
+    Attachment,
+    ChatSession,
+    SessionSource,
+    Turn,
+)
 from fleet_rlm.store.models.identity import ROLES, LlmProfile, RoleBinding, User, Workspace, WsTicket
 from fleet_rlm.store.models.mcp import McpServer
 from fleet_rlm.store.models.optimize import (
@@ -18,6 +26,7 @@ __all__ = [
     "OUTCOMES",
     "RATINGS",
     "ROLES",
+    "SOURCE_KINDS",
     "Artifact",
     "Attachment",
     "ChatSession",
@@ -34,6 +43,7 @@ __all__ = [
     "Run",
     "RunEvent",
     "RunRecording",
+    "SessionSource",
     "TraceFeedback",
     "Turn",
     "User",

@@ -404,9 +404,21 @@ export interface ContextLoaded {
    */
   chars: number;
   /**
+   * A repository's clone directory in CONTEXT_DIR.
+   */
+  clone: string | null;
+  /**
    * Recursion depth of the actor: 0 root, 1 child, ...
    */
   depth: number;
+  /**
+   * Its document's file name in CONTEXT_DIR.
+   */
+  document: string | null;
+  /**
+   * The earlier turn that added this source to the session; none if this turn.
+   */
+  from_turn: number | null;
   /**
    * Unique id of this event (hex uuid).
    */

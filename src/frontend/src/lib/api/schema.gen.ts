@@ -231,13 +231,36 @@ export interface paths {
         };
         /**
          * Get Session Context
-         * @description The documents the session's turns loaded as context: where each came from, its size, the turn, the REPL
-         *     variable (from the turns' `context_loaded` events; a fork lists its inherited turns' context too).
+         * @description The context sources the session holds: where each came from, its size, the turn that added it, its file
+         *     in CONTEXT_DIR. Every later turn gets all of them (by reference: nothing is uploaded or fetched again); a
+         *     fork holds those of the turns it kept.
          */
         get: operations["getSessionContext"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{session_id}/context/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Session Context Source
+         * @description Remove one source from the session's context: from the next turn on, the model's `context` and the
+         *     sandbox's CONTEXT_DIR no longer have it (a turn already running keeps what it loaded). The attachment
+         *     itself stays; attach it again to add it back.
+         */
+        delete: operations["removeSessionContextSource"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1462,12 +1485,18 @@ export interface components {
         };
         /**
          * ContextSourceOut
-         * @description One piece of context a turn of this session loaded (its `context_loaded` event).
+         * @description One context source the session holds: added by one of its turns and given to every later turn until it
+         *     is removed (DELETE /api/v1/sessions/{id}/context/{source_id}).
          */
         ContextSourceOut: {
             /**
+             * Id
+             * @description Its id, to remove it; none for context of turns from before sessions held any.
+             */
+            id?: string | null;
+            /**
              * Turn
-             * @description The turn that loaded it, counting from 1.
+             * @description The turn that added it, counting from 1.
              */
             turn: number;
             /** Run Id */
@@ -1502,6 +1531,11 @@ export interface components {
              * @description True when the source was cut to a size limit.
              */
             truncated: boolean;
+            /**
+             * Document
+             * @description Its document's file name in the sandbox's CONTEXT_DIR.
+             */
+            document?: string | null;
             /**
              * Loaded At
              * Format: date-time
@@ -2986,7 +3020,7 @@ export interface components {
         };
         /**
          * SessionContext
-         * @description The context a session's turns loaded, oldest turn first (a fork includes its inherited turns').
+         * @description The context sources a session holds, oldest turn first (a fork holds those of the turns it kept).
          */
         SessionContext: {
             /** Items */
@@ -4182,6 +4216,43 @@ export interface operations {
                 };
             };
             /** @description No such session for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    removeSessionContextSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such session, or it holds no such source (`context_source_not_found`). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -4,7 +4,7 @@ Before, every thumbs was a new row and the latest one counted. This keeps only e
 adds `updated_at` (set to `created_at` for existing rows) and the unique constraint the upsert relies on. The
 downgrade drops both; the rows deleted by the upgrade were superseded and are not restored.
 
-Revision ID: 0013_ratings
+Revision ID: 0013
 Revises: 0012
 Create Date: 2026-12-10 10:00:00.000000
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0013_ratings"
+revision: str = "0013"
 down_revision: str | Sequence[str] | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
