@@ -1,6 +1,7 @@
 // Context tab: each document a turn loaded, where it came from, its size and the REPL variable holding it.
 import { Empty, ErrorView, Loading } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
+import type { FleetEvent } from "../../lib/api/events.gen";
 import { formatBytes } from "../composer/Attachments";
 import { useSessionContext } from "./queries";
 
@@ -14,11 +15,29 @@ export function contextSize(item: Pick<Schemas["ContextSourceOut"], "chars" | "b
   return item.bytes != null ? `${chars} · ${formatBytes(item.bytes)}` : chars;
 }
 
-export function ContextTab({ sessionId }: { sessionId: string }) {
+/** The current run's root `context_loaded` events, as they stream: the panel shows them before they are stored. */
+export interface LiveContext {
+  sessionId: string;
+  runId: string;
+  /** The turn the run belongs to, counting from 1. */
+  turn: number;
+  events: FleetEvent[];
+}
+
+/** The stored list, with the live run's documents taken from its events (the store may not have them yet). */
+export function mergeLive(stored: Schemas["ContextSourceOut"][], live: LiveContext | null): Schemas["ContextSourceOut"][] {
+  if (!live || live.events.length === 0) return stored;
+  const streamed = live.events.flatMap((e) => e.type === "context_loaded"
+    ? [{ turn: live.turn, run_id: e.run_id, source: e.source, name: e.name, chars: e.chars, bytes: e.bytes, variable: e.variable, truncated: e.truncated, loaded_at: e.ts }]
+    : []);
+  return [...stored.filter((item) => item.run_id !== live.runId), ...streamed];
+}
+
+export function ContextTab({ sessionId, live = null }: { sessionId: string; live?: LiveContext | null }) {
   const context = useSessionContext(sessionId);
-  if (context.isPending) return <Loading />;
+  if (context.isPending && !live?.events.length) return <Loading />;
   if (context.error) return <ErrorView error={context.error} retry={() => void context.refetch()} />;
-  const items = context.data.items;
+  const items = mergeLive(context.data?.items ?? [], live);
   if (items.length === 0) return <Empty>No context loaded yet. Attach files, paste text or give URLs in the composer.</Empty>;
   return (
     <ul className="m-0 list-none space-y-2 p-0" aria-label="Context documents">
