@@ -71,6 +71,9 @@ Keys: Enter sends; Alt-Enter (or Esc then Enter) or a trailing backslash continu
 cancels the running turn (the session is kept); Ctrl-C twice at the prompt, Ctrl-D or `/exit` leaves (one
 Ctrl-C that lands just after a turn ended does not); Up/Down walk the
 input history (kept in `chat_history` in the data dir). When stdin is not a terminal, lines are read plainly.
+Resuming a session (`--session`, `/resume`) shows its last turns; a turn that failed, was cancelled or
+interrupted says so on its `fleet:` line (with the error), as `sessions show` does. `/cancel` (and Ctrl-C) on a
+turn that already ended says there was nothing to stop.
 
 Context you give with `/attach PATH`, `/url URL`, `/repo URL [REF]` or `/context PATH` joins the session with the
 next turn and every later turn gets it too, without uploading it again. `/sources` lists what the session holds

@@ -206,8 +206,14 @@ class FleetClient:
         state.run_id = run_id
         yield from self._stream("GET", f"{API}/runs/{run_id}/stream", state, params={"after": after})
 
-    def cancel_run(self, run_id: str) -> dict[str, Any]:
-        return dict(self.request("PUT", f"{API}/runs/{run_id}/cancellation").json())
+    def cancel_run(self, run_id: str) -> dict[str, Any] | None:
+        """Ask the run to stop; None when it had already ended (`run_finished`: there was nothing to stop)."""
+        try:
+            return dict(self.request("PUT", f"{API}/runs/{run_id}/cancellation").json())
+        except FleetError as exc:
+            if exc.code == "run_finished":
+                return None
+            raise
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/runs/{run_id}"))

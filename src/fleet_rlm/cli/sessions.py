@@ -14,6 +14,7 @@ from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import ServerOption
 from fleet_rlm.cli.tables import print_table
+from fleet_rlm.cli.turn_reply import reply_markup
 
 ExportFormat = Literal["json", "html", "markdown"]
 sessions_app = typer.Typer(help="List, show, fork, export and delete chat sessions.", no_args_is_help=True)
@@ -72,7 +73,7 @@ def show_session(
             console.print(f"[dim]{session['summary']}[/dim]")
         for turn in turns["items"]:
             console.print(f"\n[bold]you:[/bold] {turn['user_message']}")
-            console.print(f"[bold]fleet:[/bold] {turn['answer'] or '[dim](no answer)[/dim]'}")
+            console.print(f"[bold]fleet:[/bold] {reply_markup(turn)}")
 
     guarded(body)
 

@@ -19,6 +19,7 @@ from fleet_rlm.cli.chat_state import ChatState, Staged
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import MODES, TRACE_MODES
 from fleet_rlm.cli.tables import print_table
+from fleet_rlm.cli.turn_reply import reply_markup
 from fleet_rlm.errors import FleetError
 
 MEMORY_FILE = "memory/MEMORIES.md"
@@ -110,8 +111,7 @@ def show_history(state: ChatState, last: int = 3) -> None:
     state.say(f"resumed session {session['id']} · {session['title'] or '(untitled)'} · {turns['total']} turns")
     for turn in turns["items"][-last:]:
         state.console.print(f"[bold]you:[/bold] {_short(turn['user_message'])}")
-        if turn.get("answer"):
-            state.console.print(f"[bold]fleet:[/bold] {_short(turn['answer'])}")
+        state.console.print(f"[bold]fleet:[/bold] {reply_markup(turn, _short)}")
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -290,7 +290,9 @@ def _cancel(state: ChatState, args: list[str]) -> None:
     if run_id is None:
         state.say("no turn is running in this session")
         return
-    state.client.cancel_run(run_id)
+    if state.client.cancel_run(run_id) is None:
+        state.say(f"run {run_id} already ended; there was nothing to stop")
+        return
     state.say(f"cancel requested for run {run_id}")
 
 

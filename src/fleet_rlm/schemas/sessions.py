@@ -93,6 +93,13 @@ class TurnOut(Out):
     run_id: str | None
     created_at: datetime
     updated_at: datetime
+    status: str | None = Field(
+        default=None,
+        description="Its run's status: queued, running, succeeded, failed, cancelled or interrupted (null: no run).",
+    )
+    error: dict[str, Any] | None = Field(
+        default=None, description="Why its run failed or was interrupted (code, message, action), else null."
+    )
 
 
 class TurnPage(PageMeta):

@@ -25,7 +25,6 @@ from fleet_rlm.schemas.sessions import (
     SessionState,
     SessionStates,
     SessionUpdate,
-    TurnOut,
     TurnPage,
 )
 from fleet_rlm.services.fork import fork_session
@@ -33,6 +32,7 @@ from fleet_rlm.services.lookups import not_found, owned_session
 from fleet_rlm.services.session_context import remove_source, session_context
 from fleet_rlm.services.share import Owner, ShareFormat, share_session
 from fleet_rlm.services.share_html import CSP
+from fleet_rlm.services.turn_views import turns_out
 from fleet_rlm.store.repos import forks, runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
@@ -160,7 +160,7 @@ async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, pa
     """The session's committed history, oldest first."""
     await owned_session(s, user_id=user.user_id, session_id=session_id)
     found = await turns.list_turns_page(s, session_id=session_id, limit=page.limit, offset=page.offset)
-    items = [TurnOut.model_validate(row) for row in found.items]
+    items = await turns_out(s, found.items)
     return TurnPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
 

@@ -188,12 +188,21 @@ class TurnService:
         self.tasks.pop(run_id, None)
 
     async def cancel(self, *, user_id: str, run_id: str) -> Run:
-        """Record a durable cancel request and tell every replica; returns the run as it is now."""
+        """Record a durable cancel request and tell every replica; returns the run as it is now.
+
+        A run that is no longer active (it finished, failed, was cancelled or interrupted, or never ran: a fork's
+        record) has nothing to stop: `run_finished` (409) says so instead of accepting a request that does nothing.
+        """
         async with self.database.transaction() as session:
             run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
             if run is None:
                 raise NotFound(f"run {run_id} not found")
-            await runs_repo.request_cancel(session, run_id=run_id)
+            if not await runs_repo.request_cancel(session, run_id=run_id):
+                raise Conflict(
+                    f"run {run_id} already ended ({run.status}); there is nothing to stop",
+                    code="run_finished",
+                    action="start a new turn instead; the run's answer and events stay readable",
+                )
         await self.bus.announce_cancel(run_id)
         async with self.database.session() as session:
             refreshed = await runs_repo.get_run(session, run_id=run_id)

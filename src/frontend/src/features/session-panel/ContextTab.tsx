@@ -2,6 +2,7 @@
 // that added it and the REPL variable holding it; each can be removed from the session.
 import { Empty, ErrorView, Loading } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
+import type { FleetEvent } from "../../lib/api/events.gen";
 import { formatBytes } from "../composer/Attachments";
 import { useRemoveContextSource, useSessionContext } from "./queries";
 
@@ -15,12 +16,31 @@ export function contextSize(item: Pick<Schemas["ContextSourceOut"], "chars" | "b
   return item.bytes != null ? `${chars} · ${formatBytes(item.bytes)}` : chars;
 }
 
-export function ContextTab({ sessionId }: { sessionId: string }) {
+/** The current run's root `context_loaded` events, as they stream: the panel shows them before they are stored. */
+export interface LiveContext {
+  sessionId: string;
+  runId: string;
+  /** The turn the run belongs to, counting from 1. */
+  turn: number;
+  events: FleetEvent[];
+}
+
+/** The stored list, with the live run's documents taken from its events (the store may not have them yet). */
+export function mergeLive(stored: Schemas["ContextSourceOut"][], live: LiveContext | null): Schemas["ContextSourceOut"][] {
+  if (!live || live.events.length === 0) return stored;
+  // A held source the session already lists is loaded again by reference (`from_turn` set): list it once.
+  const streamed = live.events.flatMap((e) => e.type === "context_loaded" && e.from_turn == null
+    ? [{ turn: live.turn, run_id: e.run_id, source: e.source, name: e.name, chars: e.chars, bytes: e.bytes, variable: e.variable, truncated: e.truncated, loaded_at: e.ts }]
+    : []);
+  return [...stored.filter((item) => item.run_id !== live.runId), ...streamed];
+}
+
+export function ContextTab({ sessionId, live = null }: { sessionId: string; live?: LiveContext | null }) {
   const context = useSessionContext(sessionId);
   const remove = useRemoveContextSource(sessionId);
-  if (context.isPending) return <Loading />;
+  if (context.isPending && !live?.events.length) return <Loading />;
   if (context.error) return <ErrorView error={context.error} retry={() => void context.refetch()} />;
-  const items = context.data.items;
+  const items = mergeLive(context.data?.items ?? [], live);
   if (items.length === 0) return <Empty>No context in this session yet. Attach files, paste text or give URLs in the composer: every later turn gets them.</Empty>;
   const held = items.some((item) => item.id);
   return (

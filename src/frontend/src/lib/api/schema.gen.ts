@@ -589,7 +589,7 @@ export interface paths {
         get?: never;
         /**
          * Cancel Run
-         * @description Ask the run to stop (durable: any server process executing it sees the request).
+         * @description Ask an active run to stop (durable: any server process executing it sees the request).
          */
         put: operations["cancelRun"];
         post?: never;
@@ -3443,6 +3443,18 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+            /**
+             * Status
+             * @description Its run's status: queued, running, succeeded, failed, cancelled or interrupted (null: no run).
+             */
+            status?: string | null;
+            /**
+             * Error
+             * @description Why its run failed or was interrupted (code, message, action), else null.
+             */
+            error?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** TurnPage */
         TurnPage: {
@@ -5262,6 +5274,20 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CancellationState"];
                 };
+            };
+            /** @description No such run for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `run_finished`: the run is no longer active (it ended, or never ran: a fork's record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
