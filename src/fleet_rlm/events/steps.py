@@ -65,7 +65,9 @@ class ReplRestored(EventBase):
     what did not (values that were never kept, or that the sandbox could not load again), with why."""
 
     type: Literal["repl_restored"] = "repl_restored"
-    source: Literal["fork", "resume"] = Field(description="fork: the origin's REPL at the fork point; resume: this run's.")
+    source: Literal["fork", "resume"] = Field(
+        description="fork: the origin's REPL at the fork point; resume: this run's."
+    )
     source_run_id: str = Field(description="Run whose snapshot was loaded.")
     source_iteration: int = Field(ge=0, description="Root iteration of that run the snapshot was taken after.")
     restored: list[str] = Field(default_factory=list, description="Variables loaded, by name.")

@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dspy.primitives.code_interpreter import CodeExecutionError
-
 
 @dataclass(frozen=True)
 class ReplSnapshot:
@@ -51,6 +49,8 @@ class ResumePoint:
 
     cells: tuple[dict[str, Any], ...]
     restore: ReplRestore
+    exchanges: tuple[Any, ...] = ()  # the run's recorded `LMExchange`s: answered from here, not asked again
+    first_seq: int = 1  # where the run's new LM exchanges are numbered from
 
 
 def cell_record(result: Any = None, error: BaseException | None = None) -> dict[str, Any]:
@@ -65,6 +65,8 @@ def cell_record(result: Any = None, error: BaseException | None = None) -> dict[
 
 def replay_cell(record: dict[str, Any]) -> Any:
     """The recorded result again: returned, or raised as the same kind of error."""
+    from dspy.primitives.code_interpreter import CodeExecutionError
+
     kind, text = record.get("kind"), record.get("text")
     if kind == "syntax":
         detail = record.get("detail") or [None, None, None, None]

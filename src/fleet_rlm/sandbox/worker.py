@@ -134,6 +134,7 @@ class Worker:
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
         self.report_globals, self.report_state = False, None
         self.state_sent = {}  # name -> the text last sent of it (worker_state.capture sends only changes)
+        self.setup_names = set()  # names bound by cells that keep no state (the host's setup): not REPL state
         self.cell_lock, self.cell_active, self.interrupt_requested = _thread.allocate_lock(), False, False
         self.main_ident, self.sources = _thread.get_ident(), CellSources()
         self.namespace = {"__name__": "__main__", "__builtins__": guest_builtins}
@@ -286,6 +287,7 @@ class Worker:
         self.report_state = header.get("state")  # "full" | "delta" | None (worker_state.py)
         if header.get("restore"):
             result["restored"], result["not_restored"] = _state.restore(self.namespace, header["restore"])
+        before = None if self.report_state else set(self.namespace)
         with self.capture.start(int(header.get("output_limit", 20000))) as capture:
             with self.cell_lock:
                 self.cell_active = True
@@ -302,6 +304,8 @@ class Worker:
             finally:
                 with self.cell_lock:
                     self.cell_active = False
+        if before is not None:
+            self.setup_names.update(name for name in list(self.namespace) if name not in before)
         return self._report(result, capture)
 
     def _report(self, result, capture):
@@ -318,7 +322,7 @@ class Worker:
         if self.report_state:
             if self.report_state == "full":
                 self.state_sent = {}
-            hidden = self.hidden | set(self.tool_names) | set(self.inputs)
+            hidden = self.hidden | self.setup_names | set(self.tool_names) | set(self.inputs)
             result["state"] = _state.capture(self.namespace, hidden, self.state_sent)
         return result
 

@@ -171,7 +171,7 @@ def capture(namespace, hidden, previous):
         items = list(namespace.items())
     except Exception:
         return {"changed": {}, "kept": [], "skipped": {"*": "the namespace could not be read"}}
-    seen = set()
+    seen: set = set()
     for name, value in items:
         if type(name) is not str or name.startswith("_") or name in hidden:
             continue

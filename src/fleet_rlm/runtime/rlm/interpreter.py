@@ -201,7 +201,9 @@ class ObservedInterpreter:
         if restore is None:
             return
         report = getattr(self.inner, "last_restore", None)
-        restored, failed = report if report is not None else ([], {n: "the sandbox did not load it" for n in restore.texts})
+        restored, failed = (
+            report if report is not None else ([], {n: "the sandbox did not load it" for n in restore.texts})
+        )
         self.emitter.emit(
             ReplRestored,
             source=restore.source,
