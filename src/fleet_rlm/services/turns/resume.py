@@ -20,14 +20,14 @@ import asyncio
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.runtime.lm_exchange import LMExchange
 from fleet_rlm.runtime.repl_snapshots import ReplRestore, ResumePoint
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.services.turns.run_deps import Caller
+from fleet_rlm.services.turns.run_deps import Caller, RunDeps
 from fleet_rlm.services.turns.sources import build_turn_request, read_turn_inputs
 from fleet_rlm.store.repos import recordings as recordings_repo
 from fleet_rlm.store.repos import runs as runs_repo
@@ -35,8 +35,16 @@ from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import snapshots as snapshots_repo
 from fleet_rlm.store.repos import workspaces as workspaces_repo
 
-if TYPE_CHECKING:
-    from fleet_rlm.services.turns.service import TurnService
+
+class ResumeHost(Protocol):
+    """What resuming needs of the service that will run the turn (`TurnService`, or a queue worker's)."""
+
+    deps: RunDeps
+    owner: str
+    tokens: dict[str, CancelToken]
+    tasks: dict[str, asyncio.Task[None]]
+
+    def forget(self, run_id: str) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +61,9 @@ class ResumeOutcome:
     iteration: int = 0  # the root iteration it continues after
 
 
-async def resume_run(service: TurnService, run_id: str) -> ResumeOutcome:
+async def resume_run(service: ResumeHost, run_id: str) -> ResumeOutcome:
     """Continue an orphaned running run in this process (see the module docstring)."""
-    db = service.database
+    db = service.deps.database
     async with db.transaction() as s:
         run = await runs_repo.get_run(s, run_id=run_id)
         request = await snapshots_repo.get_request(s, run_id=run_id)
@@ -77,7 +85,7 @@ async def resume_run(service: TurnService, run_id: str) -> ResumeOutcome:
         chat = await sessions_repo.get_session(s, user_id=run.user_id, session_id=run.session_id)
         workspace = await workspaces_repo.get_workspace(s, user_id=run.user_id, workspace_id=request.workspace_id)
         data = TurnInput.model_validate(request.turn_input)
-        reads = await read_turn_inputs(s, service.settings, user_id=run.user_id, session_id=run.session_id, data=data)
+        reads = await read_turn_inputs(s, service.deps.settings, user_id=run.user_id, session_id=run.session_id, data=data)
     if chat is None or workspace is None:
         return ResumeOutcome("not_resumable", "the run's session or workspace is gone")
     caller = Caller(user_id=run.user_id, workspace_id=workspace.id, workspace_dir=Path(workspace.root_path))
@@ -86,7 +94,7 @@ async def resume_run(service: TurnService, run_id: str) -> ResumeOutcome:
         turn = replace(turn, resume=point)
     token = CancelToken()
     service.tokens[run_id] = token
-    service.bus.unsaved.begin_run(run_id, claimed.last_seq)
+    service.deps.bus.unsaved.begin_run(run_id, claimed.last_seq)
     task = asyncio.get_running_loop().create_task(
         execute_run(service.deps, caller, claimed, data, token, chat, reads, request=turn), name=f"run-{run_id}"
     )
@@ -99,7 +107,7 @@ async def resume_run(service: TurnService, run_id: str) -> ResumeOutcome:
     return ResumeOutcome("resumed", iteration=point.restore.iteration)
 
 
-async def _resume_point(s: object, run_id: str, stored: list, snapshots: list) -> ResumePoint | None:
+async def _resume_point(s: Any, run_id: str, stored: list[Any], snapshots: list[Any]) -> ResumePoint | None:
     """The root's recorded cells up to its last snapshot, that snapshot's values and the recorded exchanges."""
     by_iteration = {snap.iteration: snap for snap in snapshots}  # a resumed run's later snapshot of one wins
     last = max(by_iteration, default=0)
@@ -108,7 +116,7 @@ async def _resume_point(s: object, run_id: str, stored: list, snapshots: list) -
     if by_iteration[last].cell.get("kind") is None:
         return None
     snapshot = by_iteration[last]
-    texts = await snapshots_repo.blob_texts(s, hashes=set(snapshot.variables.values()))  # type: ignore[arg-type]
+    texts = await snapshots_repo.blob_texts(s, hashes=set(snapshot.variables.values()))
     values = {name: texts[h] for name, h in snapshot.variables.items() if h in texts}
     missing = {name: "its value was not stored" for name, h in snapshot.variables.items() if h not in texts}
     exchanges = tuple(

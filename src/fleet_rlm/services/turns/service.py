@@ -26,6 +26,7 @@ from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recovery import TurnJobs
+from fleet_rlm.services.turns.resume import resume_run
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import TurnReads, read_turn_inputs
 from fleet_rlm.services.turns.titles import title_from_task
@@ -189,8 +190,6 @@ class TurnService:
 
     async def resume(self, run_id: str) -> bool:
         """Continue an orphaned run here (services/turns/resume.py); False when it is not resumable."""
-        from fleet_rlm.services.turns.resume import resume_run
-
         outcome = await resume_run(self, run_id)
         if outcome.result == "not_resumable":
             log.warning("run %s cannot be resumed: %s", run_id, outcome.reason)
