@@ -46,6 +46,7 @@ class ResumeHost(Protocol):
 
     def forget(self, run_id: str) -> None: ...
 
+
 log = logging.getLogger(__name__)
 
 MAX_RESUMES = 3
@@ -85,7 +86,9 @@ async def resume_run(service: ResumeHost, run_id: str) -> ResumeOutcome:
         chat = await sessions_repo.get_session(s, user_id=run.user_id, session_id=run.session_id)
         workspace = await workspaces_repo.get_workspace(s, user_id=run.user_id, workspace_id=request.workspace_id)
         data = TurnInput.model_validate(request.turn_input)
-        reads = await read_turn_inputs(s, service.deps.settings, user_id=run.user_id, session_id=run.session_id, data=data)
+        reads = await read_turn_inputs(
+            s, service.deps.settings, user_id=run.user_id, session_id=run.session_id, data=data
+        )
     if chat is None or workspace is None:
         return ResumeOutcome("not_resumable", "the run's session or workspace is gone")
     caller = Caller(user_id=run.user_id, workspace_id=workspace.id, workspace_dir=Path(workspace.root_path))
