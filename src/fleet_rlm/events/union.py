@@ -36,6 +36,7 @@ from fleet_rlm.events.steps import (
     LMCall,
     Output,
     Reasoning,
+    ReplRestored,
     ReplVariables,
     SubLMEnd,
     SubLMStart,
@@ -56,6 +57,7 @@ Event = Annotated[
     | Code
     | Output
     | ReplVariables
+    | ReplRestored
     | ToolCall
     | ToolResult
     | SubLMStart
@@ -93,6 +95,7 @@ EVENT_CLASSES: tuple[type[EventBase], ...] = (
     Code,
     Output,
     ReplVariables,
+    ReplRestored,
     ToolCall,
     ToolResult,
     SubLMStart,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from fleet_rlm.config import ExecutionMode
 from fleet_rlm.events.status import RunOutcome
 from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.runtime.repl_snapshots import ReplRestore, ResumePoint
 
 if TYPE_CHECKING:
     from fleet_rlm.events import Event
@@ -93,6 +94,11 @@ class TurnRequest:
     """role -> dspy.BaseLM for this turn only (the caller's own profiles); None uses the runtime's provider."""
     mcp_servers: tuple[McpServerSpec, ...] = ()
     """The caller's own MCP servers (the operator's come from settings); their tools join tools and rlm modes."""
+    restore: ReplRestore | None = None
+    """REPL state the session's root REPL loads before its first cell (a fork's first turn)."""
+    resume: ResumePoint | None = None
+    """This run was interrupted and continues: its first iterations come from their records (events of what
+    was already recorded are not emitted again), then the REPL is restored and the run goes on live."""
 
 
 @dataclass

@@ -65,7 +65,7 @@ async def sweep(database: Database, kinds: Sequence[JobKind], *, current_owner: 
         for row in await kind.unfinished(database):
             why = orphaned(row, current_owner=current_owner, stale_before=stale_before, active=kind.active)
             if why is not None and await kind.interrupt(row, why):
-                log.warning("%s %s interrupted: %s", kind.kind, row.id, why)
+                log.warning("%s %s was orphaned (%s) and recovered", kind.kind, row.id, why)
                 count += 1
     return count
 

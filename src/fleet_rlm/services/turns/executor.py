@@ -29,10 +29,17 @@ log = logging.getLogger(__name__)
 
 
 async def execute_run(
-    service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken, chat: ChatSession, reads: TurnReads
+    service: RunDeps,
+    caller: Caller,
+    run: Run,
+    data: TurnInput,
+    token: CancelToken,
+    chat: ChatSession,
+    reads: TurnReads,
+    request: TurnRequest | None = None,
 ) -> None:
     """`chat` and `reads` are what `start` read with the run (the session row, `sources.TurnReads`): the turn
-    reaches the runtime without another read."""
+    reaches the runtime without another read. `request` is a resumed run's (services/turns/resume.py)."""
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -62,7 +69,8 @@ async def execute_run(
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            request = build_turn_request(service, caller, run, data, chat, reads)
+            if request is None:
+                request = build_turn_request(service, caller, run, data, chat, reads)
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it

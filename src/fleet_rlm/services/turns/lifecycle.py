@@ -108,7 +108,9 @@ async def turn_machinery(
     service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
     optimization = make_optimization(settings, database, bus, programs, owner=service.owner)
     # one sweeper for every kind of job: dead-owner or stale runs become interrupted, at startup and periodically
-    kinds: list[JobKind] = [TurnJobs(database, bus, active=service.tokens), optimization.jobs]
+    turn_jobs = TurnJobs(database, bus, active=service.tokens)
+    turn_jobs.resume, turn_jobs.why_not = service.resume, service.not_resumable  # orphaned runs continue here
+    kinds: list[JobKind] = [turn_jobs, optimization.jobs]
     owner, stale_after_s = service.owner, settings.run_stale_after_s
     await sweep(database, kinds, current_owner=owner, stale_after_s=stale_after_s)
     sweeper = asyncio.get_running_loop().create_task(

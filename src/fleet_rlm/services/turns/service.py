@@ -26,6 +26,7 @@ from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recovery import TurnJobs
+from fleet_rlm.services.turns.resume import resume_run
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import TurnReads, read_turn_inputs
 from fleet_rlm.services.turns.titles import title_from_task
@@ -35,6 +36,7 @@ from fleet_rlm.store.base import new_id
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import snapshots as snapshots_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class TurnService:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
         self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
+        self.not_resumable: dict[str, str] = {}  # run id -> why recovery could not resume it (its interrupt reason)
         # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
         self.writer = EventWriter(database, bus)
         interval_s = settings.run_heartbeat_s
@@ -141,7 +144,7 @@ class TurnService:
                     return earlier, None
             defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
             reads = await read_turn_inputs(
-                session, self.settings, user_id=caller.user_id, session_id=session_id, data=data
+                session, self.settings, user_id=caller.user_id, session_id=session_id, data=data, chat=chat
             )
             run_id = new_id()
             turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run_id)
@@ -170,6 +173,9 @@ class TurnService:
                     action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
                     details={"run_id": active},
                 )
+            await snapshots_repo.save_request(  # what a resume rebuilds the turn from (services/turns/resume.py)
+                session, run_id=run.id, workspace_id=caller.workspace_id, turn_input=data.model_dump(mode="json")
+            )
             chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
             if not chat.title.strip():  # an untitled session is named after its first task
                 chat.title = title_from_task(data.content)
@@ -181,6 +187,17 @@ class TurnService:
             self.runtime.prepare(session_id, workspace_id)
         except Exception:  # an optimisation: the turn starts its sandbox itself, and reports what fails
             log.debug("preparing the sandbox of session %s failed", session_id, exc_info=True)
+
+    async def resume(self, run_id: str) -> bool:
+        """Continue an orphaned run here (services/turns/resume.py); False when it is not resumable."""
+        outcome = await resume_run(self, run_id)
+        if outcome.result == "not_resumable":
+            log.warning("run %s cannot be resumed: %s", run_id, outcome.reason)
+            self.not_resumable[run_id] = outcome.reason
+        return outcome.result in ("resumed", "retried", "taken")
+
+    def forget(self, run_id: str) -> None:
+        self._forget(run_id)
 
     def _forget(self, run_id: str) -> None:
         self.bus.unsaved.end_run(run_id)  # normally closed already, as its terminal event was delivered

@@ -19,9 +19,11 @@ from fleet_rlm.errors import NotFound
 from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
+from fleet_rlm.runtime.repl_snapshots import ReplRestore
 from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.turns.held_sources import held_context, is_held
+from fleet_rlm.services.snapshots import fork_restore
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, ChatSession, Run, SessionSource, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -67,10 +69,17 @@ class TurnReads:
     def turn_index(self) -> int:
         """The index the started turn gets (its INSERT computes the same: one more than the last)."""
         return max((turn.index for turn in self.turns), default=-1) + 1
+    restore: ReplRestore | None = None  # a fork's first sandbox loads its origin's REPL (services/snapshots.py)
 
 
 async def read_turn_inputs(
-    session: AsyncSession, settings: Settings, *, user_id: str, session_id: str, data: TurnInput
+    session: AsyncSession,
+    settings: Settings,
+    *,
+    user_id: str,
+    session_id: str,
+    data: TurnInput,
+    chat: ChatSession | None = None,
 ) -> TurnReads:
     """Raises NotFound (`attachment_not_found`) for an attachment the caller does not own: the turn is refused."""
     attachments = []
@@ -83,13 +92,15 @@ async def read_turn_inputs(
                 action="upload it again with POST /api/v1/attachments",
             )
         attachments.append(attachment_source(attachment, settings.data_dir))
+    turns = tuple(await turns_repo.list_turns(session, session_id=session_id))
     return TurnReads(
         attachments=tuple(attachments),
-        turns=tuple(await turns_repo.list_turns(session, session_id=session_id)),
+        turns=turns,
         lm_config=await load_config(session, user_id=user_id),
         pins=await program_pins(session, user_id=user_id),  # the user's promoted versions, else global
         mcp_servers=await turn_specs(session, settings, user_id=user_id),
         held=tuple(await session_sources_repo.list_sources(session, session_id=session_id)),
+        restore=await fork_restore(session, chat, turns) if chat is not None else None,
     )
 
 
@@ -134,4 +145,5 @@ def build_turn_request(
         lm_provider=turn_lm_provider(service.settings, reads.lm_config, session_profile_of(chat.settings)),
         program_versions=reads.pins,
         mcp_servers=reads.mcp_servers,
+        restore=reads.restore,
     )

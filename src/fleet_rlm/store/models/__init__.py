@@ -20,6 +20,7 @@ from fleet_rlm.store.models.optimize import (
 )
 from fleet_rlm.store.models.recordings import LMBlob, LMRecording, ReplaySet, RunRecording
 from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, Run, RunEvent, TraceFeedback
+from fleet_rlm.store.models.snapshots import ReplBlob, RunReplSnapshot, RunRequest
 
 __all__ = [
     "ATTACHMENT_KINDS",
@@ -38,11 +39,14 @@ __all__ = [
     "OptimizationRun",
     "ProgramPromotion",
     "ProgramVersion",
+    "ReplBlob",
     "ReplaySet",
     "RoleBinding",
     "Run",
     "RunEvent",
     "RunRecording",
+    "RunReplSnapshot",
+    "RunRequest",
     "SessionSource",
     "TraceFeedback",
     "Turn",

@@ -365,3 +365,17 @@ async def list_unfinished_runs(session: AsyncSession, *, limit: int = 1000) -> l
         select(Run).where(col(Run.status).in_(ACTIVE)).order_by(col(Run.created_at), col(Run.id)).limit(limit)
     )
     return list(result.scalars())
+
+
+async def take_over_run(session: AsyncSession, *, run_id: str, owner: str, previous_owner: str | None) -> Run | None:
+    """Claim a running run whose owner died for `owner` (fenced on the owner it had: of two servers resuming it,
+    one wins); the run with its new owner, or None when it moved meanwhile."""
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING, col(Run.owner) == previous_owner)
+        .values(owner=owner, heartbeat_at=utcnow())
+        .returning(Run)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+    run: Run | None = result.scalars().one_or_none()
+    return run
