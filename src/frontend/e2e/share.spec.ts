@@ -53,6 +53,24 @@ test("Share as HTML downloads one file that renders the run tree and answer offl
   expect(await viewer.locator(".tree .node.k-child").count()).toBeGreaterThanOrEqual(3);
   await expect(viewer.locator("#redaction")).toBeVisible();
   await viewer.screenshot({ path: path.join("test-results", "screens", "share-html-offline.png"), fullPage: true });
+  // the workbench's tree (iterations, cells, the fan-out tool, children), readable from 360 px up
+  const titles = viewer.locator(".tree .title");
+  await expect(titles.filter({ hasText: /^Iteration 1$/ }).first()).toBeVisible();
+  for (const label of ["REPL cell", "rlm_query_batched", "Child RLM · depth 1", "llm_query_batched"]) {
+    await expect(titles.filter({ hasText: label }).first()).toBeVisible();
+  }
+  expect(await viewer.locator(".tree .title").evaluateAll((els) => els.map((e) => e.textContent).filter((t) => /^(turn_started|status|usage|final)$/.test(t ?? "")))).toEqual([]);
+  for (const width of [390, 360]) {
+    await viewer.setViewportSize({ width, height: 844 });
+    const { scroll, client } = await viewer.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    expect(scroll, `horizontal scroll at ${width} px`).toBeLessThanOrEqual(client);
+    // every title is shown whole: none is clipped or squeezed to nothing
+    const clipped = await titles.evaluateAll((els) => els.filter((e) => e.getClientRects().length && (e.scrollWidth > e.clientWidth + 1 || e.clientWidth < 20)).map((e) => e.textContent));
+    expect(clipped).toEqual([]);
+    await viewer.screenshot({ path: path.join("test-results", "screens", `share-html-${width}.png`) });
+  }
+  await viewer.setViewportSize({ width: 1440, height: 900 });
+  await viewer.screenshot({ path: path.join("test-results", "screens", "share-html-1440.png") });
   await viewer.waitForTimeout(300);
   expect(seen).toEqual([]);
   expect(routed).toBe(0);
