@@ -10,7 +10,7 @@ import { FAN_OUT_ANSWER, FAN_OUT_TASK } from "./scenarios";
 test.describe.configure({ timeout: 120_000 }); // several scripted runs each, on a shared 2-core machine
 
 async function downloadFrom(page: Page, item: RegExp): Promise<{ name: string; text: string }> {
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   const pending = page.waitForEvent("download");
   await page.getByRole("menuitem", { name: item }).click();
   const download = await pending;
@@ -28,7 +28,7 @@ test("Share as HTML downloads one file that renders the run tree and answer offl
   await expect(run.getByTestId("answer")).toContainText(FAN_OUT_ANSWER, { timeout: 45_000 });
   await expect(run).toHaveAttribute("data-phase", "succeeded");
 
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await expect(page.getByRole("menu")).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
   await shot("share-menu");
@@ -95,7 +95,7 @@ test("a failed export says so in one line instead of failing silently", async ({
   // the session is deleted behind the page's back (another tab, the CLI): the server answers 404
   const id = /\/app\/workspace\/([\w-]+)/.exec(page.url())![1];
   expect((await fetch(`${state().baseUrl}/api/v1/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await page.getByRole("menuitem", { name: /Share as HTML file/ }).click();
   await expect(page.getByTestId("action-error")).toHaveText(/Export failed: .*not found/i);
   await page.getByRole("button", { name: "Dismiss the error" }).click();

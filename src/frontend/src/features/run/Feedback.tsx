@@ -19,8 +19,8 @@ export function Feedback({ runId }: { runId: string }) {
     <div className="stack" aria-label="Feedback">
       <div className="row">
         <span className="muted">Was this answer good?</span>
-        <button aria-pressed={rating === "up"} onClick={() => setRating("up")} aria-label="Thumbs up">▲ Good</button>
-        <button aria-pressed={rating === "down"} onClick={() => setRating("down")} aria-label="Thumbs down">▼ Bad</button>
+        <button aria-pressed={rating === "up"} onClick={() => setRating("up")}><span aria-hidden="true">▲ </span>Good</button>
+        <button aria-pressed={rating === "down"} onClick={() => setRating("down")}><span aria-hidden="true">▼ </span>Bad</button>
       </div>
       {rating && (
         <form className="stack" onSubmit={(e) => (e.preventDefault(), send.mutate())}>

@@ -1866,6 +1866,11 @@ export interface components {
             model: components["schemas"]["ModelInfo"];
             /** Default Mode */
             default_mode: string;
+            /**
+             * Upload Max Bytes
+             * @description Largest file accepted, as an attachment or a volume upload.
+             */
+            upload_max_bytes: number;
         };
         /**
          * LMCheckResult
