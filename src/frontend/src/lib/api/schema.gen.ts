@@ -311,7 +311,7 @@ export interface paths {
         };
         /**
          * List Run Steps
-         * @description The run's events grouped into steps: per iteration (reasoning, code, output), tool calls, sub-LM
+         * @description The run's events grouped into steps: per iteration (reasoning, code, output, variables), tool calls, sub-LM
          *     calls and children; other events stand alone. Covers the first 5000 events (`truncated` says if more).
          */
         get: operations["listRunSteps"];
