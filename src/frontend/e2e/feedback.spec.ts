@@ -11,7 +11,7 @@ test("a rating survives reloads, shows in the run tree and can be changed", asyn
   await expect(run).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
   await expect(run.getByTestId("answer")).toContainText(answerText);
 
-  await run.getByRole("button", { name: "Thumbs up" }).click();
+  await run.getByRole("button", { name: "Good", exact: true }).click();
   await run.getByLabel("Comment (optional)").fill("clear and right");
   await run.getByRole("button", { name: "Send feedback" }).click();
   await expect(run.getByText("Thanks — feedback saved.")).toBeVisible();
@@ -23,14 +23,14 @@ test("a rating survives reloads, shows in the run tree and can be changed", asyn
   await expect(saved).toHaveAttribute("data-rating", "up");
   await expect(saved.getByTestId("feedback-rating")).toHaveText("▲ Good");
   await expect(saved.getByTestId("feedback-comment")).toHaveText("“clear and right”");
-  await expect(run.getByRole("button", { name: "Thumbs up" })).toHaveCount(0); // it does not ask again
+  await expect(run.getByRole("button", { name: "Good", exact: true })).toHaveCount(0); // it does not ask again
   await expect(run.getByTestId("tree-feedback")).toHaveText("Rated ▲ Good");
   await shot("feedback-saved");
 
   await saved.getByRole("button", { name: "Change" }).click();
-  await expect(run.getByRole("button", { name: "Thumbs up" })).toHaveAttribute("aria-pressed", "true");
+  await expect(run.getByRole("button", { name: "Good", exact: true })).toHaveAttribute("aria-pressed", "true");
   await expect(run.getByLabel("Comment (optional)")).toHaveValue("clear and right");
-  await run.getByRole("button", { name: "Thumbs down" }).click();
+  await run.getByRole("button", { name: "Bad", exact: true }).click();
   await run.getByLabel("Comment (optional)").fill("wrong format");
   await run.getByLabel("Expected answer (optional)").fill("6 × 7 = 42");
   await shot("feedback-editing");
@@ -48,9 +48,9 @@ test("a rating survives reloads, shows in the run tree and can be changed", asyn
 
   // cleared, it asks again (and stays cleared after a reload)
   await run.getByRole("button", { name: "Clear" }).click();
-  await expect(run.getByRole("button", { name: "Thumbs up" })).toBeVisible();
+  await expect(run.getByRole("button", { name: "Good", exact: true })).toBeVisible();
   await page.reload();
-  await expect(page.getByTestId("run-panel").last().getByRole("button", { name: "Thumbs up" })).toBeVisible();
+  await expect(page.getByTestId("run-panel").last().getByRole("button", { name: "Good", exact: true })).toBeVisible();
   await expect(page.getByTestId("tree-feedback")).toHaveCount(0);
 });
 
@@ -59,7 +59,7 @@ test("rated answers become dataset rows in two clicks, ready for an optimization
   await newSessionWithTask(page, task, "direct");
   const run = page.getByTestId("run-panel").last();
   await expect(run).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
-  await run.getByRole("button", { name: "Thumbs up" }).click();
+  await run.getByRole("button", { name: "Good", exact: true }).click();
   await run.getByRole("button", { name: "Send feedback" }).click();
   await expect(run.getByTestId("feedback-saved")).toHaveAttribute("data-rating", "up");
 

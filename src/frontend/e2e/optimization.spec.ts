@@ -49,7 +49,7 @@ test("optimization: upload a dataset for `direct`, run GEPA on a tiny budget, re
   await expect(results.getByRole("columnheader", { name: "task" })).toBeVisible();
   await expect(results.getByRole("columnheader", { name: "expected answer" })).toBeVisible();
   await expect(results).not.toContainText('{"task"');
-  await results.getByRole("button", { name: "Compare outputs of example 0" }).click();
+  await results.getByRole("button", { name: "Diff: compare outputs of example 0" }).click();
   await expect(results.getByTestId("example-compare")).toContainText("Baseline");
   // the page is live: the status counters refresh when the run ends, no reload
   await expect(page.getByLabel("Optimization status")).toContainText("Active runs 0");

@@ -58,7 +58,7 @@ test("a fork takes new turns in the browser: Fork from here, Fork session and a 
 
   // Share ▾ → Fork session (after every turn)
   await page.goto(`/app/workspace/${originId}`);
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await page.getByRole("menuitem", { name: /Fork session/ }).click();
   await continueFork(page, originId, "Continue the whole fork");
   await expect(page.getByRole("article", { name: "Turn 2" }).getByLabel("Your message")).toHaveText("Name another prime");
@@ -85,7 +85,7 @@ test("a failed earlier turn shows as failed, in its session and in a fork of it"
   await turn1.scrollIntoViewIfNeeded();
   await shot("failed-turn-badge");
 
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await page.getByRole("menuitem", { name: /Fork session/ }).click();
   await expect(page.getByTestId("fork-origin")).toBeVisible();
   await expect(page.getByRole("article", { name: "Turn 1" }).getByTestId("turn-status")).toHaveAttribute("data-status", "failed");

@@ -152,17 +152,17 @@ function Conversation({ sessionId, panelOpen, onTogglePanel, onLiveContext }: {
 
   return (
     <section className="conversation" aria-label="Conversation">
-      <div className="row" style={{ padding: "8px 16px", borderBottom: "1px solid var(--border)" }}>
+      <div className="row conversation-head" style={{ padding: "8px 16px", borderBottom: "1px solid var(--border)" }}>
         {renaming && session.data ? (
           <TitleEditor session={session.data} onDone={() => setRenaming(false)} className="row grow" />
         ) : (
-          <h1 style={{ fontSize: 16, margin: 0, flexBasis: "12rem" }} className="grow min-w-0 truncate" onDoubleClick={() => setRenaming(!!session.data)}>
+          <h1 style={{ fontSize: 16, margin: 0 }} className="grow min-w-0 basis-[8rem] truncate md:basis-[12rem]" onDoubleClick={() => setRenaming(!!session.data)}>
             {sessionId ? session.data?.title || "Untitled session" : "New session"}
           </h1>
         )}
         {sessionId && (
           <div className="flex shrink-0 flex-wrap gap-2">
-            {session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session">✎ Rename</button>}
+            {session.data && !renaming && <button onClick={() => setRenaming(true)} aria-label="Rename this session"><span aria-hidden="true">✎</span><span className="phone-hide"> Rename</span></button>}
             <button type="button" onClick={onTogglePanel} aria-expanded={panelOpen} aria-controls={panelOpen ? "session-panel" : undefined} title="Context, artifacts and MEMORIES.md">
               {panelOpen ? "Hide panel" : "Panel"}
             </button>

@@ -52,8 +52,8 @@ function FeedbackForm({ runId, initial, onSaved, onCancel }: {
     <div className="stack" aria-label="Feedback">
       <div className="row">
         <span className="muted">Was this answer good?</span>
-        <button aria-pressed={rating === "up"} onClick={() => setRating("up")} aria-label="Thumbs up" className={rating === "up" ? PRESSED : ""}>▲ Good</button>
-        <button aria-pressed={rating === "down"} onClick={() => setRating("down")} aria-label="Thumbs down" className={rating === "down" ? PRESSED : ""}>▼ Bad</button>
+        <button aria-pressed={rating === "up"} onClick={() => setRating("up")} className={rating === "up" ? PRESSED : ""}><span aria-hidden="true">▲ </span>Good</button>
+        <button aria-pressed={rating === "down"} onClick={() => setRating("down")} className={rating === "down" ? PRESSED : ""}><span aria-hidden="true">▼ </span>Bad</button>
       </div>
       {rating && (
         <form className="stack" onSubmit={(e) => (e.preventDefault(), submit())}>

@@ -334,7 +334,7 @@ export interface paths {
         };
         /**
          * List Run Steps
-         * @description The run's events grouped into steps: per iteration (reasoning, code, output), tool calls, sub-LM
+         * @description The run's events grouped into steps: per iteration (reasoning, code, output, variables), tool calls, sub-LM
          *     calls and children; other events stand alone. Covers the first 5000 events (`truncated` says if more).
          */
         get: operations["listRunSteps"];
@@ -2021,6 +2021,11 @@ export interface components {
             model: components["schemas"]["ModelInfo"];
             /** Default Mode */
             default_mode: string;
+            /**
+             * Upload Max Bytes
+             * @description Largest file accepted, as an attachment or a volume upload.
+             */
+            upload_max_bytes: number;
         };
         /**
          * LMCheckResult
