@@ -61,7 +61,6 @@ async def execute_run(
         on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
     )
     result: TurnResult
-    request: TurnRequest | None = None
     try:
         async with job.running(claimed=True):  # TurnService.start created the run running, owned here
             if trace is not None and trace.sampled:

@@ -22,8 +22,8 @@ from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions,
 from fleet_rlm.runtime.repl_snapshots import ReplRestore
 from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
-from fleet_rlm.services.turns.held_sources import held_context, is_held
 from fleet_rlm.services.snapshots import fork_restore
+from fleet_rlm.services.turns.held_sources import held_context, is_held
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, ChatSession, Run, SessionSource, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -64,12 +64,12 @@ class TurnReads:
     mcp_servers: tuple[McpServerSpec, ...]
     held: tuple[SessionSource, ...] = ()
     """The context sources the session holds (added by earlier turns, not removed)."""
+    restore: ReplRestore | None = None  # a fork's first sandbox loads its origin's REPL (services/snapshots.py)
 
     @property
     def turn_index(self) -> int:
         """The index the started turn gets (its INSERT computes the same: one more than the last)."""
         return max((turn.index for turn in self.turns), default=-1) + 1
-    restore: ReplRestore | None = None  # a fork's first sandbox loads its origin's REPL (services/snapshots.py)
 
 
 async def read_turn_inputs(
