@@ -55,7 +55,7 @@ def test_chat_streams_turns_and_runs_slash_commands(settings, tmp_path: Path) ->
     assert "usage: /resume ID" in out
     assert "error[file_not_found]: no such file: missing.txt" in out
     assert "attached notes.txt" in out
-    assert "error[context_url_blocked]" in out  # checked when entered (cli/targets.py)
+    assert "error[context_url_blocked]" in out  # checked when entered (runtime/context/targets.py)
     assert "Memories" in out or "no memories yet" in out  # the workspace's memory file, or a hint
     assert "no artifacts in this session" in out
     assert "answer 2: second \nline" in out or "answer 2: second" in out

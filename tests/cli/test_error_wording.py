@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fleet_rlm.cli.client import require_file
-from fleet_rlm.cli.targets import check_repo_target, check_url_target
+from fleet_rlm.runtime.context.targets import check_repo_target, check_url_target
 from fleet_rlm.errors import ACTIONS, ALLOW_PRIVATE_URLS, FleetError
 from fleet_rlm.runtime.context.netguard import REPO_CODES, check_url
 

@@ -29,7 +29,7 @@ def api_run_task(client: FleetClient, *, mode: str) -> RunTask:
 
     def run(prompt: str, context: str) -> TaskOutcome:
         started = time.monotonic()
-        session = client.create_session(title=f"bench: {prompt[:60]}")
+        session = client.create_session(title=f"bench: {prompt[:60]}", origin="bench")
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "context.txt"
             path.write_text(context, encoding="utf-8")

@@ -7,6 +7,8 @@ after it, so opening and closing the chat leaves no empty sessions behind.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,7 @@ from rich.text import Text
 
 from fleet_rlm.cli.client import FleetClient
 from fleet_rlm.cli.options import MODES  # noqa: F401 - re-exported for slash commands
+from fleet_rlm.errors import FleetError
 
 if TYPE_CHECKING:  # the renderer and the event models load with the first turn, after the session line
     from fleet_rlm.cli.render import TraceMode, TurnOutcome
@@ -58,6 +61,28 @@ class ChatState:
     def hint(self, message: str) -> None:
         self.console.print(Text(message, style="yellow"))
 
+    @contextlib.contextmanager
+    def turn_session(self, content: str) -> Iterator[str]:
+        """The session for a turn about `content`. One created here is deleted again when the server refuses
+        the turn before running it (an upload refused, a blocked URL): refused input leaves no session."""
+        created = self.session_id is None
+        session_id = self.ensure_session(content)
+        try:
+            yield session_id
+        except FleetError:
+            if created:
+                self._discard(session_id)
+            raise
+
+    def _discard(self, session_id: str) -> None:
+        try:
+            if self.client.list_turns(session_id, limit=1)["total"] == 0:
+                self.client.delete_session(session_id)
+                self.session_id = None
+                self.say(f"session {session_id} removed: the server refused its first turn")
+        except FleetError:
+            pass  # the refusal is what the user needs to see; a session left behind is the lesser harm
+
     def ensure_session(self, first_message: str) -> str:
         if self.session_id is None:
             title = " ".join(first_message.split())[:TITLE_CHARS]
@@ -89,10 +114,10 @@ class ChatState:
         from fleet_rlm.cli.render import TurnRenderer
         from fleet_rlm.cli.turn import drive_turn
 
-        session_id = self.ensure_session(content)
-        body = self.turn_body(content)
-        renderer = TurnRenderer(self.console, self.trace)
-        outcome = drive_turn(self.client, renderer, session_id=session_id, body=body, notice=self.hint)
+        with self.turn_session(content) as session_id:
+            body = self.turn_body(content)
+            renderer = TurnRenderer(self.console, self.trace)
+            outcome = drive_turn(self.client, renderer, session_id=session_id, body=body, notice=self.hint)
         self.staged = Staged()
         return outcome
 

@@ -138,12 +138,18 @@ class FleetClient:
         return dict(response.json())
 
     # --- sessions ------------------------------------------------------------------------------------------
-    def create_session(self, title: str = "", settings: dict[str, Any] | None = None) -> dict[str, Any]:
-        body = {"title": title[:500], "settings": settings or {}}
+    def create_session(
+        self, title: str = "", settings: dict[str, Any] | None = None, origin: str = "user"
+    ) -> dict[str, Any]:
+        body = {"title": title[:500], "settings": settings or {}, "origin": origin}
         return dict(self.request("POST", f"{API}/sessions", json=body).json())
 
-    def list_sessions(self, q: str | None = None, limit: int = 20, offset: int = 0) -> dict[str, Any]:
-        return dict(self.get_json(f"{API}/sessions", q=q, limit=limit, offset=offset))
+    def list_sessions(
+        self, q: str | None = None, limit: int = 20, offset: int = 0, generated: bool = False
+    ) -> dict[str, Any]:
+        """The sessions a person started; `generated` adds the generated ones (bench)."""
+        include = "generated" if generated else None
+        return dict(self.get_json(f"{API}/sessions", q=q, limit=limit, offset=offset, include=include))
 
     def get_session(self, session_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}"))

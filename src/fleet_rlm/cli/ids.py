@@ -27,7 +27,7 @@ def resolve_session_id(client: FleetClient, text: str) -> str:
     matches: list[dict[str, object]] = []
     offset = 0
     while True:
-        page = client.list_sessions(limit=PAGE, offset=offset)
+        page = client.list_sessions(limit=PAGE, offset=offset, generated=True)
         items = page.get("items") or []
         matches += [item for item in items if str(item["id"]).startswith(prefix)]
         offset += len(items)

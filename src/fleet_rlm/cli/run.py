@@ -2,7 +2,8 @@
 
 Exit codes: 0 the turn succeeded; 1 it failed (or the server refused it); 2 no model is configured;
 130 it was cancelled (Ctrl-C). Each run gets a new session (or continues `--session`), so it shows up in
-`fleet-rlm sessions list`.
+`fleet-rlm sessions list`; refused input (a missing or unreadable file, a blocked URL, an upload over the limit)
+creates none.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ if TYPE_CHECKING:
     from fleet_rlm.cli.render import TurnOutcome
 
 EXIT_CODES = {"succeeded": 0, "cancelled": 130}
+
+
+def check_urls(urls: list[str], *, local: bool) -> None:
+    """Refuse a URL the server would refuse before any session is created (the local server's policy is this
+    process's settings; a remote server applies its own when the turn starts, and refuses it with the same code)."""
+    if not urls:
+        return
+    from fleet_rlm.cli.settings_memo import cli_settings
+    from fleet_rlm.runtime.context.targets import check_turn_targets
+
+    allowed = cli_settings().url_allow_private if local else True
+    check_turn_targets(urls, None, allow_private=None if allowed else False)  # None: syntax only (no DNS)
 
 
 def run(
@@ -53,22 +66,23 @@ def run(
         from fleet_rlm.cli.ids import resolve_session_id
 
         files = [require_file(path.expanduser()) for path in context or []]  # a typo creates no session
+        check_urls(url or [], local=url_server is None)
         progress = Console(stderr=True, highlight=False)
         with open_client(url_server) as client:
             state = ChatState(client=client, console=progress, mode=mode)
             if session:
                 state.session_id = resolve_session_id(client, session)
-            session_id = state.ensure_session(content)  # the first progress line: before the turn machinery loads
-            from fleet_rlm.cli.render import TurnRenderer
-            from fleet_rlm.cli.turn import drive_turn
-
             staged = Staged(urls=list(url or []))
-            for path in files:
-                uploaded = client.upload_file(path, session_id=session_id)
-                staged.attachment_ids.append(str(uploaded["id"]))
+            for path in files:  # uploaded before the session exists: a refused file creates nothing
+                staged.attachment_ids.append(str(client.upload_file(path, session_id=state.session_id)["id"]))
             state.staged = staged
-            renderer = TurnRenderer(progress, trace_mode, show_answer=False)  # type: ignore[arg-type]
-            return drive_turn(client, renderer, session_id=session_id, body=state.turn_body(content), notice=state.hint)
+            with state.turn_session(content) as session_id:  # the first progress line: before the turn loads
+                from fleet_rlm.cli.render import TurnRenderer
+                from fleet_rlm.cli.turn import drive_turn
+
+                renderer = TurnRenderer(progress, trace_mode, show_answer=False)  # type: ignore[arg-type]
+                body = state.turn_body(content)
+                return drive_turn(client, renderer, session_id=session_id, body=body, notice=state.hint)
 
     outcome = guarded(body)
     if as_json:

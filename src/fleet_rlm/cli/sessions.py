@@ -24,26 +24,33 @@ sessions_app = typer.Typer(help="List, show, fork, export and delete chat sessio
 def list_sessions(
     search: str | None = typer.Option(None, "--search", "-q", help="Only titles containing this text."),
     limit: int = typer.Option(20, "--limit", min=1, max=200, help="How many to show."),
+    show_all: bool = typer.Option(False, "--all", help="Include generated sessions (one per bench task)."),
     as_json: bool = typer.Option(False, "--json", help="Print the page as JSON."),
     url_server: str | None = ServerOption,
 ) -> None:
-    """Recent sessions, most recently updated first."""
+    """Recent sessions, most recently updated first (generated ones, such as bench tasks', only with --all)."""
 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
-            page = client.list_sessions(q=search, limit=limit)
+            page = client.list_sessions(q=search, limit=limit, generated=show_all)
         if as_json:
             typer.echo(json.dumps(page, ensure_ascii=False))
             return
         if not page["items"]:
             typer.echo("no sessions")
             return
-        rows = [(item["id"], item["title"] or "(untitled)", str(item["updated_at"])[:19]) for item in page["items"]]
+        rows = [(item["id"], _title(item), str(item["updated_at"])[:19]) for item in page["items"]]
         print_table(("id", "title", "updated"), rows)  # whole ids: any unique prefix works as an argument
         if page["total"] > len(page["items"]):
             typer.echo(f"({len(page['items'])} of {page['total']}; use --limit or --search)")
 
     guarded(body)
+
+
+def _title(item: dict[str, object]) -> str:
+    title = str(item.get("title") or "(untitled)")
+    origin = item.get("origin") or "user"
+    return title if origin == "user" else f"[{origin}] {title}"
 
 
 @sessions_app.command("show")

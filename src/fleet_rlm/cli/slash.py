@@ -130,7 +130,7 @@ def _attach(state: ChatState, args: list[str]) -> None:
 
 @command("url", "/url URL", "fetch a URL as context for the next turn")
 def _url(state: ChatState, args: list[str]) -> None:
-    from fleet_rlm.cli.targets import check_url_target  # lazily: keeps the chat's start fast
+    from fleet_rlm.runtime.context.targets import check_url_target  # lazily: keeps the chat's start fast
 
     url = _one(args)
     check_url_target(url, allow_private=state.allow_private)
@@ -142,7 +142,7 @@ def _url(state: ChatState, args: list[str]) -> None:
 def _repo(state: ChatState, args: list[str]) -> None:
     if len(args) not in (1, 2):
         raise UsageError
-    from fleet_rlm.cli.targets import check_repo_target
+    from fleet_rlm.runtime.context.targets import check_repo_target
 
     check_repo_target(args[0], allow_private=state.allow_private)
     state.staged.repo_url = args[0]

@@ -72,6 +72,7 @@ async def run_task(
         urls=urls or [],
         attachment_ids=attachment_ids or [],
     )
+    created: str | None = None
     try:
         data.require_task()
         if session_id is None:
@@ -82,11 +83,14 @@ async def run_task(
                     title=" ".join(task.split())[:TITLE_CHARS],
                     workspace_id=scope.caller.workspace_id,
                 )
-                session_id = chat.id
+                session_id = created = chat.id
         run = await scope.turns.start(
             _caller(scope), session_id=session_id, data=data, idempotency_key=f"mcp-{uuid.uuid4().hex}"
         )
     except FleetError as exc:
+        if created is not None:  # refused input leaves no session behind
+            async with scope.database.transaction() as s:
+                await sessions_repo.delete_session(s, user_id=scope.caller.user_id, session_id=created)
         raise from_fleet_error(exc) from None
     final: dict[str, Any] | None = None
     terminal: dict[str, Any] | None = None

@@ -164,12 +164,13 @@ def check_url(
     try:
         parsed = httpx.URL(str(url))
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise _error(codes.blocked, f"invalid URL {str(url)[:200]!r}", "give an http(s) URL") from exc
+        raise _error(codes.blocked, f"invalid URL {str(url)[:200]!r}", "give an http(s) URL", status=403) from exc
     if parsed.scheme not in ALLOWED_SCHEMES or not parsed.host:
         raise _error(
             codes.blocked,
             f"only http and https URLs can be used, not {str(url)[:200]!r}",
             "give an http(s) URL",
+            status=403,  # one status per code: a refused target is 403 whatever the reason
             url=str(url)[:500],
         )
     port = parsed.port or (443 if parsed.scheme == "https" else 80)

@@ -11,6 +11,10 @@ from fleet_rlm.schemas.artifacts import ArtifactOut
 from fleet_rlm.schemas.common import In, Out, PageMeta
 from fleet_rlm.schemas.runs import EventOut, RunOut
 
+SessionOrigin = Literal["user", "bench"]
+"""Who made a session: `user` (a person: web UI, chat, `run`, MCP), or what generated it (`bench`: one per
+benchmark task). Generated sessions are left out of the default session list (`?include=generated` shows them)."""
+
 
 class SessionOut(Out):
     id: str
@@ -21,6 +25,7 @@ class SessionOut(Out):
     last_run_id: str | None
     forked_from_id: str | None = Field(description="Session this one was forked from (null unless a fork).")
     forked_after_turn: int | None = Field(description="Turns kept from the origin when forking (null unless a fork).")
+    origin: SessionOrigin = Field(description="`user`, or what generated the session (`bench`).")
     created_at: datetime
     updated_at: datetime
 
@@ -55,6 +60,9 @@ class SessionPage(PageMeta):
 class SessionCreate(In):
     title: str = Field(default="", max_length=500)
     settings: dict[str, Any] = Field(default_factory=dict, description="Per-session options (mode, budgets...).")
+    origin: SessionOrigin = Field(
+        default="user", description="`bench` for a session a tool generates (hidden from the default list)."
+    )
 
 
 class SessionUpdate(In):

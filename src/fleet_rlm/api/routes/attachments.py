@@ -100,8 +100,10 @@ async def _from_multipart(request: Request, user: Principal, db: Database, setti
         upload = await receive_upload(request, partial, max_bytes=settings.upload_max_bytes)
         name = sanitize_filename(upload.fields.get("name") or upload.filename)
         session_id = upload.fields.get("session_id") or None
-        # a zip bomb (DOCX, ...) is refused now, from its directory alone; turns convert under limits too
-        await run_in_threadpool(check_upload, partial, name=name, limits=document_limits(settings))
+        media_type = media_type_for(upload.content_type, name)
+        # a zip bomb or binary data is refused now, from its first bytes; turns convert under limits too
+        limits = document_limits(settings)
+        await run_in_threadpool(check_upload, partial, name=name, limits=limits, media_type=media_type)
         row = await _record(
             db,
             user,
@@ -109,7 +111,7 @@ async def _from_multipart(request: Request, user: Principal, db: Database, setti
             session_id=session_id,
             kind="file",
             name=name,
-            media_type=media_type_for(upload.content_type, name),
+            media_type=media_type,
             size=upload.size,
             sha256=upload.sha256,
             storage_path=relative_path(user.user_id, attachment_id),

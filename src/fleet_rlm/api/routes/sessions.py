@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -20,6 +20,7 @@ from fleet_rlm.schemas.sessions import (
     SessionCreate,
     SessionDetail,
     SessionExport,
+    SessionOrigin,
     SessionOut,
     SessionPage,
     SessionState,
@@ -46,9 +47,17 @@ async def list_sessions(
     s: TxDep,
     page: PageDep,
     q: Annotated[str | None, Query(max_length=200, description="Case-insensitive title search.")] = None,
+    include: Annotated[
+        Literal["generated"] | None, Query(description="`generated`: list generated sessions (bench) too.")
+    ] = None,
+    origin: Annotated[SessionOrigin | None, Query(description="Only sessions of this origin.")] = None,
 ) -> SessionPage:
-    """The caller's sessions, most recently updated first."""
-    found = await sessions.list_sessions(s, user_id=user.user_id, search=q, limit=page.limit, offset=page.offset)
+    """The caller's sessions, most recently updated first: those a person started, unless `include=generated`
+    (every origin) or `origin` (that one) says otherwise."""
+    origins = (origin,) if origin else None if include == "generated" else ("user",)
+    found = await sessions.list_sessions(
+        s, user_id=user.user_id, search=q, origins=origins, limit=page.limit, offset=page.offset
+    )
     items = [SessionOut.model_validate(row) for row in found.items]
     return SessionPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
@@ -57,7 +66,12 @@ async def list_sessions(
 async def create_session(user: CurrentUserDep, s: TxDep, body: SessionCreate) -> SessionOut:
     """A new, empty session in the caller's default workspace."""
     row = await sessions.create_session(
-        s, user_id=user.user_id, title=body.title, workspace_id=user.workspace_id, settings=body.settings
+        s,
+        user_id=user.user_id,
+        title=body.title,
+        workspace_id=user.workspace_id,
+        settings=body.settings,
+        origin=body.origin,
     )
     return SessionOut.model_validate(row)
 

@@ -152,7 +152,7 @@ def _wait_healthy(server: ApiServer, timeout_s: float = 120.0) -> None:
 
 
 def new_session(server: ApiServer, title: str = "perf") -> str:
-    response = httpx.post(server.base_url + "/api/v1/sessions", json={"title": title}, timeout=30)
+    response = httpx.post(server.base_url + "/api/v1/sessions", json={"title": title, "origin": "bench"}, timeout=30)
     response.raise_for_status()
     return str(response.json()["id"])
 

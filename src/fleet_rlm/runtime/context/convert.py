@@ -76,6 +76,14 @@ _TEXTUAL_APPLICATION = {
 }
 _GENERIC = {"", "application/octet-stream", "binary/octet-stream", "application/unknown"}
 _BINARY_PREFIXES = ("image/", "audio/", "video/", "font/")
+_BOM_ENCODINGS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_BOMS = tuple(bom for bom, _ in _BOM_ENCODINGS)
 
 
 @dataclass
@@ -131,11 +139,35 @@ def document_limits(settings: Settings) -> DocumentLimits:
     )
 
 
-def check_upload(path: Path, *, name: str, limits: DocumentLimits) -> None:
-    """Refuse an uploaded zip bomb at upload time (`document_too_large`), reading only the archive directory."""
+def check_upload(path: Path, *, name: str, limits: DocumentLimits, media_type: str | None = None) -> None:
+    """Refuse at upload time what no turn could read: a zip bomb (`document_too_large`, from the archive directory
+    alone) and binary data (`context_file_unsupported`, from the first bytes), so the upload creates nothing."""
     with path.open("rb") as handle:
-        if is_zip(handle.read(4)):
+        head = handle.read(_SNIFF_BYTES)
+        if is_zip(head[:4]):
+            handle.seek(0)
             check_zip(handle, name=name, limits=limits)
+    refuse_unreadable(head, name=name, media_type=media_type)
+
+
+def refuse_unreadable(head: bytes, *, name: str, media_type: str | None) -> None:
+    """Raise `context_file_unsupported` for data whose first bytes `convert_bytes` would refuse."""
+    kind = detect_media_type(head, name=name, declared=media_type)
+    if kind in (PDF, DOCX):
+        return
+    if _looks_binary(head) and not head.startswith(_BOMS):
+        raise _unsupported(name, kind)
+    if not _textual(kind) and kind.startswith(_BINARY_PREFIXES):
+        raise _unsupported(name, kind)
+
+
+def _textual(kind: str) -> bool:
+    return (
+        kind in (HTML, "application/xhtml+xml", JSON)
+        or kind.endswith(("+json", "+xml"))
+        or kind.startswith("text/")
+        or kind in _TEXTUAL_APPLICATION
+    )
 
 
 def convert_bytes(data: bytes, *, name: str, media_type: str | None, limits: DocumentLimits | None = None) -> Converted:
@@ -176,13 +208,7 @@ def convert_bytes(data: bytes, *, name: str, media_type: str | None, limits: Doc
 
 def decode_text(data: bytes, *, charset: str | None, name: str) -> str:
     """UTF-8 (with or without BOM), UTF-16/32 by BOM, else the declared charset, else cp1252 as a last resort."""
-    for bom, encoding in (
-        (codecs.BOM_UTF8, "utf-8-sig"),
-        (codecs.BOM_UTF32_LE, "utf-32"),
-        (codecs.BOM_UTF32_BE, "utf-32"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
+    for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return data.decode(encoding, "replace")
     if _looks_binary(data):

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import Conflict, NotFound, Unavailable
+from fleet_rlm.runtime.context.targets import check_turn_targets
 from fleet_rlm.runtime.contracts import CancelToken, Runtime
 from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.owner import process_owner
@@ -99,6 +100,9 @@ class TurnService:
                 action="retry in a moment, once the server is back",
             )
         require_skills(data.skills)
+        if data.urls or data.repo_url:  # a target the loaders would refuse is refused now: no run is created
+            allow = None if self.settings.url_allow_private else False  # allowed: syntax only, no DNS here
+            await asyncio.to_thread(check_turn_targets, data.urls, data.repo_url, allow_private=allow)
         try:
             run, created = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
         except (_Raced, IntegrityError):  # a concurrent start won the key or the turn index: its run decides

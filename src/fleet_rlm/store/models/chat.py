@@ -30,7 +30,8 @@ class ChatSession(StoreModel, table=True):
     """A conversation. `last_run_id` is a plain reference (no FK) because runs already point at sessions.
 
     A fork records its origin in `forked_from_id` (a plain reference: the fork outlives a deleted origin) and
-    `forked_after_turn` (how many of the origin's turns it kept).
+    `forked_after_turn` (how many of the origin's turns it kept). `origin` is `user` for a session a person
+    started, else what generated it (`bench`); generated sessions are left out of the default session list.
     """
 
     __tablename__ = "sessions"
@@ -44,6 +45,7 @@ class ChatSession(StoreModel, table=True):
     last_run_id: str | None = ref_field()
     forked_from_id: str | None = ref_field(index=True)
     forked_after_turn: int | None = int_field(default=None, nullable=True)
+    origin: str = str_field(16, default="user")  # `user`, or who generated it (`bench`): hidden by default
     created_at: datetime = created_field()
     updated_at: datetime = updated_field()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, update
@@ -22,8 +23,11 @@ async def create_session(
     title: str = "",
     workspace_id: str | None = None,
     settings: dict[str, Any] | None = None,
+    origin: str = "user",
 ) -> ChatSession:
-    row = ChatSession(user_id=user_id, title=title, workspace_id=workspace_id, settings=settings or {})
+    row = ChatSession(
+        user_id=user_id, title=title, workspace_id=workspace_id, settings=settings or {}, origin=origin
+    )
     session.add(row)
     await session.flush()
     return row
@@ -40,12 +44,21 @@ async def get_session(session: AsyncSession, *, user_id: str, session_id: str) -
 
 
 async def list_sessions(
-    session: AsyncSession, *, user_id: str, search: str | None = None, limit: int = 50, offset: int = 0
+    session: AsyncSession,
+    *,
+    user_id: str,
+    search: str | None = None,
+    origins: Sequence[str] | None = ("user",),
+    limit: int = 50,
+    offset: int = 0,
 ) -> Page[ChatSession]:
-    """Most recently updated first; `search` matches the title case-insensitively (as a substring)."""
+    """Most recently updated first; `search` matches the title case-insensitively (as a substring); `origins`
+    keeps those origins (default: sessions a person started), None keeps every origin."""
     limit = max(1, min(limit, MAX_PAGE))
     offset = max(0, offset)
     where = [col(ChatSession.user_id) == user_id]
+    if origins is not None:
+        where.append(col(ChatSession.origin).in_(list(origins)))
     if search:
         where.append(col(ChatSession.title).icontains(search, autoescape=True))
     total = (await session.execute(select(func.count()).select_from(ChatSession).where(*where))).scalar_one()

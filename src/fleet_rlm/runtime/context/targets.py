@@ -1,9 +1,11 @@
-"""Check a `/url` or `/repo` target when it is entered, so a bad one is refused at once, not when the turn runs.
+"""Check a URL or repository target before anything is made of it, so a bad one is refused at once, not when
+the turn runs.
 
-The server checks again when it loads the context (its policy is the one that counts). Here: URL syntax and
-scheme; repository URL shape (https, or file:// only when private targets are allowed; local paths refused);
-and, when the chat runs the embedded server (its settings are this process's), the same address policy
-(`url_allow_private`) the server applies. A host that cannot be resolved from here is left to the server.
+The chat checks `/url` and `/repo` when entered, `fleet-rlm run` its `--url`s before it creates a session, and the
+server a turn's `urls` and `repo_url` before it creates the run (`check_turn_targets`): a refused target creates
+nothing. The loaders check again when they fetch (redirects, rebinding). Here: URL syntax and scheme; repository
+URL shape (https, or file:// only when private targets are allowed; local paths refused); and, when the policy
+(`url_allow_private`) is known, the address rule. A host that cannot be resolved is left to the loader.
 """
 
 from __future__ import annotations
@@ -66,3 +68,11 @@ def check_repo_target(url: str, *, allow_private: bool | None) -> None:
         f"repositories {ALLOW_ACTION.removeprefix('an administrator can ')})",
         status=403,
     )
+
+
+def check_turn_targets(urls: list[str], repo_url: str | None, *, allow_private: bool | None) -> None:
+    """Raise the loaders' refusal for the first of a turn's targets they would refuse (blocks on DNS)."""
+    for url in urls:
+        check_url_target(url, allow_private=allow_private)
+    if repo_url:
+        check_repo_target(repo_url, allow_private=allow_private)
