@@ -1,17 +1,19 @@
-// Session list: search, new, grouped by recency (Today, Yesterday, Previous 7 days, Older), rename, and delete
+// Session list: search, new, "Show generated" (sessions tools made, e.g. one per bench task; hidden by default),
+// grouped by recency (Today, Yesterday, Previous 7 days, Older), rename, and delete
 // with undo (the session disappears at once; the DELETE is sent only when the undo window closes).
 import { useEffect, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { Empty, ErrorView, Loading } from "../../components/States";
 import type { Schemas } from "../../lib/api/client";
-import { useSessionMutations, useSessions, useSessionStates } from "./queries";
+import { useSessionMutations, useSessions, useSessionStates, useShowGenerated } from "./queries";
 import { groupByRecency } from "./recency";
 
 const UNDO_MS = 6000;
 
 export function SessionSidebar({ activeId }: { activeId?: string }) {
   const [q, setQ] = useState("");
-  const sessions = useSessions(q);
+  const [showGenerated, setShowGenerated] = useShowGenerated();
+  const sessions = useSessions(q, showGenerated);
   const states = useSessionStates();
   const { create, remove } = useSessionMutations();
   const navigate = useNavigate();
@@ -59,6 +61,10 @@ export function SessionSidebar({ activeId }: { activeId?: string }) {
           + New session
         </button>
         <input type="search" placeholder="Search sessions" aria-label="Search sessions" value={q} onChange={(e) => setQ(e.target.value)} />
+        <label className="generated-toggle" title="Sessions tools made, such as one per benchmark task">
+          <input type="checkbox" checked={showGenerated} onChange={(e) => setShowGenerated(e.target.checked)} />
+          Show generated
+        </label>
         {activeId && (
           <button type="button" className="list-toggle" aria-expanded={listOpen} onClick={() => setListOpen(!listOpen)}>
             {listOpen ? "Hide sessions" : `Sessions (${items.length})`}
@@ -102,7 +108,9 @@ function SessionRow({ session, active, running, onDelete }: { session: Schemas["
       ) : (
         <div className="session-item">
           <Link to={`/app/workspace/${session.id}`} aria-current={active ? "page" : undefined} title={label} onDoubleClick={(e) => (e.preventDefault(), setEditing(true))}>
-            {running && <span className="badge ok" aria-label="running">●</span>} {label}
+            {running && <span className="badge ok" aria-label="running">●</span>}{" "}
+            {session.origin !== "user" && <span className="badge mr-1">{session.origin}</span>}
+            {label}
           </Link>
           <button onClick={() => setEditing(true)} aria-label={`Rename ${label}`}>✎</button>
           <button className="danger" onClick={onDelete} aria-label={`Delete ${label}`}>✕</button>

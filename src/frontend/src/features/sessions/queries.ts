@@ -1,20 +1,40 @@
 // Server state of sessions (TanStack Query): list/search, one session, its turns, and active runs.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { api, call } from "../../lib/api/client";
 import { refreshAfterWrite } from "../../lib/refresh";
 
 export const sessionKeys = {
-  list: (q: string) => ["sessions", "list", q] as const,
+  list: (q: string, generated: boolean) => ["sessions", "list", q, generated] as const,
   one: (id: string) => ["sessions", "one", id] as const,
   turns: (id: string) => ["sessions", "turns", id] as const,
   state: ["sessions", "state"] as const,
 };
 
-export function useSessions(q: string) {
+/** The user's sessions; `generated` adds the ones tools made (one per bench task), hidden by default. */
+export function useSessions(q: string, generated = false) {
   return useQuery({
-    queryKey: sessionKeys.list(q),
-    queryFn: () => call(api.GET("/api/v1/sessions", { params: { query: { q: q || undefined, limit: 100 } } })),
+    queryKey: sessionKeys.list(q, generated),
+    queryFn: () =>
+      call(
+        api.GET("/api/v1/sessions", {
+          params: { query: { q: q || undefined, limit: 100, include: generated ? "generated" : undefined } },
+        }),
+      ),
   });
+}
+
+const GENERATED_KEY = "fleet.sessions.showGenerated";
+
+/** The sidebar's "Show generated" toggle, remembered across reloads. */
+export function useShowGenerated(): [boolean, (value: boolean) => void] {
+  const [value, setValue] = useState(() => localStorage.getItem(GENERATED_KEY) === "1");
+  const set = (next: boolean) => {
+    setValue(next);
+    if (next) localStorage.setItem(GENERATED_KEY, "1");
+    else localStorage.removeItem(GENERATED_KEY);
+  };
+  return [value, set];
 }
 
 export function useSession(id: string | undefined) {
@@ -42,7 +62,7 @@ export function useSessionMutations() {
   const client = useQueryClient();
   const refresh = () => refreshAfterWrite(client, { queryKey: ["sessions"] });
   const create = useMutation({
-    mutationFn: (title: string) => call(api.POST("/api/v1/sessions", { body: { title } })),
+    mutationFn: (title: string) => call(api.POST("/api/v1/sessions", { body: { title, origin: "user" } })),
     onSuccess: refresh,
   });
   const rename = useMutation({

@@ -109,7 +109,8 @@ export interface paths {
         };
         /**
          * List Sessions
-         * @description The caller's sessions, most recently updated first.
+         * @description The caller's sessions, most recently updated first: those a person started, unless `include=generated`
+         *     (every origin) or `origin` (that one) says otherwise.
          */
         get: operations["listSessions"];
         put?: never;
@@ -3045,6 +3046,13 @@ export interface components {
             settings?: {
                 [key: string]: unknown;
             };
+            /**
+             * Origin
+             * @description `bench` for a session a tool generates (hidden from the default list).
+             * @default user
+             * @enum {string}
+             */
+            origin: "user" | "bench";
         };
         /** SessionDetail */
         SessionDetail: {
@@ -3072,6 +3080,12 @@ export interface components {
              * @description Turns kept from the origin when forking (null unless a fork).
              */
             forked_after_turn: number | null;
+            /**
+             * Origin
+             * @description `user`, or what generated the session (`bench`).
+             * @enum {string}
+             */
+            origin: "user" | "bench";
             /**
              * Created At
              * Format: date-time
@@ -3147,6 +3161,12 @@ export interface components {
              * @description Turns kept from the origin when forking (null unless a fork).
              */
             forked_after_turn: number | null;
+            /**
+             * Origin
+             * @description `user`, or what generated the session (`bench`).
+             * @enum {string}
+             */
+            origin: "user" | "bench";
             /**
              * Created At
              * Format: date-time
@@ -3878,6 +3898,10 @@ export interface operations {
             query?: {
                 /** @description Case-insensitive title search. */
                 q?: string | null;
+                /** @description `generated`: list generated sessions (bench) too. */
+                include?: "generated" | null;
+                /** @description Only sessions of this origin. */
+                origin?: ("user" | "bench") | null;
                 /** @description Items per page (at most 200). */
                 limit?: number;
                 /** @description Items to skip. */
