@@ -28,6 +28,7 @@ lint: ## Ruff lint + format check, mypy, import layers, docs and OpenAPI drift
 	$(UV) run --frozen python scripts/gen_docs.py --check
 	$(UV) run --frozen python scripts/gen_events_docs.py --check
 	$(UV) run --frozen python scripts/gen_openapi.py --check
+	$(UV) run --frozen python scripts/gen_error_docs.py --check
 
 format: ## Apply ruff fixes and formatting
 	$(UV) run ruff check --fix src tests scripts migrations

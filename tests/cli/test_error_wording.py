@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from fleet_rlm.cli.client import require_file
-from fleet_rlm.runtime.context.targets import check_repo_target, check_url_target
-from fleet_rlm.errors import ACTIONS, ALLOW_PRIVATE_URLS, FleetError
+from fleet_rlm.errors import ALLOW_PRIVATE_URLS, FleetError, action_of
 from fleet_rlm.runtime.context.netguard import REPO_CODES, check_url
+from fleet_rlm.runtime.context.targets import check_repo_target, check_url_target
 
 
 def refusal(call, *args, **kwargs) -> FleetError:  # type: ignore[no-untyped-def]
@@ -38,5 +38,5 @@ def test_a_directory_is_not_a_missing_file(tmp_path: Path) -> None:
     folder = refusal(require_file, tmp_path)
     assert folder.code == "file_is_directory" and "is a directory" in folder.message
     missing = refusal(require_file, tmp_path / "nope.txt")
-    assert missing.code == "file_not_found" and missing.action == ACTIONS["file_not_found"]
-    assert FleetError("x", code="file_not_found", action="other words").action == ACTIONS["file_not_found"]
+    assert missing.code == "file_not_found" and missing.action == action_of("file_not_found")
+    assert FleetError("x", code="file_not_found", action="other words").action == action_of("file_not_found")

@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli.helpers import cli_env, run_cli
 
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -61,7 +61,7 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
 async def _unexpected_error(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
     return JSONResponse(
-        error_body("internal_error", "the server hit an unexpected error", "retry; if it persists, check logs/"),
+        error_body("internal_error", "the server hit an unexpected error"),
         status_code=500,
     )
 

@@ -136,9 +136,7 @@ async def receive_upload(request: Request, dest: Path, *, max_bytes: int) -> Upl
     _, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
     if not boundary:
-        raise InvalidInput(
-            "multipart body without a boundary", code="invalid_multipart", action="send multipart/form-data"
-        )
+        raise InvalidInput("multipart body without a boundary", code="invalid_multipart")
     with dest.open("wb") as sink:
         receiver = _Receiver(sink, max_bytes)
         parser = MultipartParser(boundary, receiver.callbacks())  # type: ignore[arg-type]

@@ -47,8 +47,9 @@ def api_error(response: httpx.Response) -> FleetError:
     where = f"{response.request.method} {response.request.url.path}"
     message = str(body.get("message") or f"{where} answered {response.status_code}")
     details = body.get("details") if isinstance(body.get("details"), dict) else None
-    action = cli_action(body.get("action"))
-    return FleetError(message, code=code, status=response.status_code, action=action, details=details)
+    error = FleetError(message, code=code, status=response.status_code, action=body.get("action"), details=details)
+    error.action = cli_action(error.action)  # the error table's action, with routes a terminal user cannot type swapped
+    return error
 
 
 ROUTE_HINT = re.compile(r"\(?list yours with GET /api/v1/(\w+)\)?")
@@ -75,7 +76,6 @@ def unreachable(base_url: str, exc: Exception, action: str = REMOTE_ACTION) -> F
     return FleetError(
         f"cannot reach the server at {base_url} ({type(exc).__name__}: {exc})",
         code="server_unreachable",
-        action=action,
     )
 
 

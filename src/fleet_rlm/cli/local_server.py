@@ -268,11 +268,7 @@ def _spawn(data_dir: Path) -> LocalServer:
         )
     ready = message.get("ready")
     if not isinstance(ready, dict):
-        raise FleetError(
-            "the local server did not start",
-            code="local_server_failed",
-            action=f"see {log_path}, or set FLEET_CLI_SERVER=inprocess",
-        )
+        raise FleetError(f"the local server did not start (its log: {log_path})", code="local_server_failed")
     return LocalServer(port=int(ready["port"]), pid=int(ready["pid"]), token=str(ready["token"]))
 
 

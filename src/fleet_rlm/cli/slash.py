@@ -180,15 +180,12 @@ def _detach(state: ChatState, args: list[str]) -> None:
     if not found:
         names = ", ".join(item["name"] for item in held) or "none"
         raise FleetError(
-            f"this session holds no context named {wanted!r}",
+            f"this session holds no context named {wanted!r}; it holds: {names}"[:300],
             code="context_source_not_found",
-            action=f"give one of: {names}"[:300],
         )
     if len(found) > 1:
         ids = ", ".join(f"{item['id']} (turn {item['turn']})" for item in found)
-        raise FleetError(
-            f"{len(found)} sources are named {wanted!r}", code="ambiguous_source", action=f"give its id: {ids}"
-        )
+        raise FleetError(f"{len(found)} sources are named {wanted!r}: {ids}", code="ambiguous_source")
     state.client.remove_context_source(session_id, found[0]["id"])
     state.say(f"removed {found[0]['name']} from the session's context: the next turn no longer gets it")
 
@@ -238,9 +235,8 @@ def _profile(state: ChatState, args: list[str]) -> None:
         name = None
     elif name not in {*names, ENV_PROFILE, ENV_DELEGATE_PROFILE}:
         raise FleetError(
-            f"no LM profile named {name!r}",
+            f"no LM profile named {name!r}; choose one of: {choices}, or `/profile {CLEAR_PROFILE}` to clear it",
             code="profile_not_found",
-            action=f"choose one of: {choices} (`fleet-rlm profiles list`), or `/profile {CLEAR_PROFILE}`",
         )
     state.profile = name
     if state.session_id is not None:

@@ -121,7 +121,6 @@ def models_url(profile: LMProfile) -> str:
         "is not an OpenAI-compatible endpoint",
         code="models_not_listable",
         status=422,
-        action="Listing needs an OpenAI-compatible api_base (GET {api_base}/models); type the model name instead.",
     )
 
 
@@ -142,7 +141,6 @@ def list_models(profile: LMProfile, *, timeout_s: float = 10.0) -> list[str]:
             f"GET {url} answered a redirect ({response.status_code}), which is not followed",
             code="models_not_listable",
             status=502,
-            action="Set api_base to the final URL of the OpenAI-compatible API (redirects are never followed).",
         )
     if response.status_code >= 400:
         code = {401: "lm_auth_failed", 403: "lm_auth_failed", 404: "models_not_listable", 429: "lm_rate_limited"}
@@ -157,6 +155,5 @@ def list_models(profile: LMProfile, *, timeout_s: float = 10.0) -> list[str]:
             f"GET {url} did not return an OpenAI model list",
             code="models_not_listable",
             status=502,
-            action="Check that api_base is the OpenAI-compatible base URL (usually ending in /v1).",
         ) from exc
     return ids

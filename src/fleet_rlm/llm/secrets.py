@@ -35,7 +35,6 @@ class SecretBox:
             raise SecretError(
                 "the secret key is not a valid Fernet key (32 url-safe base64-encoded bytes)",
                 code="invalid_secret_key",
-                action=f"Set FLEET_SECRET_KEY to the output of: {_GENERATE}",
             ) from exc
 
     def encrypt(self, plaintext: str) -> str:

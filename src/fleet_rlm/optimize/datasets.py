@@ -97,9 +97,8 @@ def load_dataset_text(module: OptimizableModule, text: str, *, filename: str = "
         raise dataset_invalid(module, errors, fmt)
     if not parsed.rows:
         raise InvalidInput(
-            "the dataset has no rows",
+            f"the dataset has no rows (module {module.name!r} needs keys {', '.join(module.required_keys)})",
             code="dataset_empty",
-            action=f"add at least 2 rows with keys {', '.join(module.required_keys)}",
         )
     return parsed.rows
 
@@ -108,9 +107,9 @@ def dataset_invalid(module: OptimizableModule, errors: list[RowError], fmt: str)
     unit = "line" if fmt == "jsonl" else "row"
     first = errors[0]
     return InvalidInput(
-        f"{len(errors)} invalid {unit}(s) in the dataset; first: {unit} {first.line}: {first.message}",
+        f"{len(errors)} invalid {unit}(s) in the dataset; first: {unit} {first.line}: {first.message} "
+        f"(module {module.name!r} needs keys {', '.join(module.required_keys)})",
         code="dataset_invalid",
-        action=f"fix the listed rows; module '{module.name}' needs keys {', '.join(module.required_keys)}",
         details={"errors": [e.to_dict() for e in errors[:MAX_ROW_ERRORS]], "total_errors": len(errors)},
     )
 

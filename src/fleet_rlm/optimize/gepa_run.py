@@ -40,14 +40,12 @@ class GEPAConfig:
             raise InvalidInput(
                 "give either an auto budget or max_metric_calls, not both",
                 code="optimization_budget_invalid",
-                action="drop --auto or --max-metric-calls",
             )
         if self.max_metric_calls is not None:
             if self.max_metric_calls < 1:
                 raise InvalidInput(
                     "max_metric_calls must be at least 1",
                     code="optimization_budget_invalid",
-                    action="pass a positive number of metric calls",
                 )
             return {"max_metric_calls": self.max_metric_calls}
         return {"auto": self.auto or "light"}

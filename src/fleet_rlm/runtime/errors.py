@@ -48,7 +48,6 @@ def model_not_configured(role: str) -> FleetError:
     return FleetError(
         f"no language model is configured for the {role} role",
         code="model_not_configured",
-        action="set FLEET_LM_MODEL (or DSPY_LM_MODEL) or choose an LLM profile in settings",
         status=503,
     )
 
@@ -74,6 +73,4 @@ def classify(exc: BaseException) -> FleetError:
             failure.code = "lm_provider_error"
         failure.status = 502
         return failure
-    return FleetError(
-        f"internal error: {name}: {text}", code="internal_error", action="retry; report it if it persists"
-    )
+    return FleetError(f"internal error: {name}: {text}", code="internal_error")

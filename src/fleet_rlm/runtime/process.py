@@ -345,7 +345,7 @@ def _failed(request: TurnRequest, sink: EventSink, message: str) -> TurnResult:
     """The turn's worker is gone: an `error` event and `turn_failed`, as the runtime itself would end it."""
     envelope = {"run_id": request.run_id, "session_id": request.session_id, "actor": "runner"}
     action = "send the message again; the session's REPL variables are lost, its files are kept"
-    sink.emit(ErrorEvent(**envelope, code=WORKER_DIED, message=message, action=action))
-    sink.emit(TurnFailed(**envelope, code=WORKER_DIED, message=message, action=action))
+    sink.emit(ErrorEvent(**envelope, code=WORKER_DIED, message=message))
+    sink.emit(TurnFailed(**envelope, code=WORKER_DIED, message=message))
     error = {"code": WORKER_DIED, "message": message, "action": action}
     return TurnResult(status="failed", error=error, execution_mode=request.options.execution_mode)

@@ -41,9 +41,8 @@ def backend_named(name: str, settings: Settings) -> SandboxBackend:
     make = _BACKENDS.get(name)
     if make is None:
         raise InvalidInput(
-            f"sandbox backend {name!r} is not available here",
+            f"sandbox backend {name!r} is not available here (available: {', '.join(sorted(_BACKENDS))})",
             code="sandbox_backend_unknown",
-            action=f"use one of: {', '.join(sorted(_BACKENDS))}",
         )
     return make(settings)
 

@@ -53,7 +53,6 @@ async def fork_session(
             raise InvalidInput(
                 f"session {origin.id} has {len(history)} turns; it cannot be forked after turn {kept_count}",
                 code="invalid_turn",
-                action=f"pass an after_turn between 0 and {len(history)} (turns count from 1)",
             )
         kept = history[:kept_count]
         await _require_finished(s, kept)

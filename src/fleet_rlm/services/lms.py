@@ -49,7 +49,6 @@ def profile_not_found(profile_id: str) -> NotFound:
     return NotFound(
         f"LLM profile {profile_id} not found",
         code="profile_not_found",
-        action="list your profiles with GET /api/v1/llm-profiles",
     )
 
 

@@ -29,7 +29,6 @@ from fleet_rlm.store.models import McpServer
 from fleet_rlm.store.repos import mcp_servers as repo
 
 ACTION = "list them with GET /api/v1/mcp-servers"
-ADMIN_ACTION = "ask an operator: admins are listed in FLEET_ADMIN_USERS (or have the FLEET_OIDC_ADMIN_CLAIM value)"
 
 
 class Configurer(Protocol):
@@ -129,7 +128,6 @@ async def _check(settings: Settings, principal: Configurer, spec: McpServerSpec)
             "configuring a stdio MCP server (a command run on the server) is for admins only",
             code="admin_required",
             status=403,
-            action=ADMIN_ACTION,
         )
     if spec.url is not None and not (settings.auth_mode == "none" or settings.mcp_allow_private_urls):
         await asyncio.to_thread(check_url, spec.url, allow_private=False, codes=URL_CODES)
@@ -158,9 +156,9 @@ async def create(
     spec = _validated(fields)
     taken = any(s.name == spec.name for s in settings.mcp_servers)
     if taken or await repo.get_server_by_name(session, user_id=principal.user_id, name=spec.name):
-        raise Conflict(f"an MCP server named {spec.name!r} exists", code="mcp_server_exists", action=ACTION)
+        raise Conflict(f"an MCP server named {spec.name!r} exists", code="mcp_server_exists")
     if len(await repo.list_servers(session, user_id=principal.user_id)) >= repo.MAX_PER_USER:
-        raise Conflict(f"at most {repo.MAX_PER_USER} MCP servers per user", code="mcp_server_limit", action=ACTION)
+        raise Conflict(f"at most {repo.MAX_PER_USER} MCP servers per user", code="mcp_server_limit")
     await _check(settings, principal, spec)
     row = await repo.create_server(
         session,

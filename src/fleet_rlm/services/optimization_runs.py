@@ -86,13 +86,11 @@ class OptimizationService:
                 raise NotFound(
                     f"dataset {dataset_id} not found",
                     code="dataset_not_found",
-                    action="upload one with POST /api/v1/optimization/datasets",
                 )
             if dataset.module != spec.name:
                 raise Conflict(
                     f"dataset {dataset.name!r} is for module {dataset.module!r}, not {spec.name!r}",
                     code="dataset_module_mismatch",
-                    action=f"use a dataset made for module {spec.name!r}",
                 )
             current = (await programs_repo.in_effect(s, user_id=user_id)).get(spec.name)
             rows = list(dataset.rows or [])

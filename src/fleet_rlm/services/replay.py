@@ -89,7 +89,7 @@ async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, A
     async with database.session() as session:
         run = await runs_repo.get_run(session, run_id=run_id)
         if run is None or run.user_id != user_id:
-            raise NotFound(f"run {run_id} not found", code="run_not_found", action="list a session's runs first")
+            raise NotFound(f"run {run_id} not found", code="run_not_found")
         if run.status not in FINAL:
             raise Conflict(
                 f"run {run_id} is still {run.status}",
@@ -102,7 +102,6 @@ async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, A
         raise Conflict(
             f"run {run_id} has no recording",
             code="run_not_recorded",
-            action="only runs made with FLEET_RECORDING_ENABLED=true (the default) can be replayed; run the turn again",
         )
     exchanges = [
         LMExchange(
@@ -141,8 +140,6 @@ async def version_pins(
         raise NotFound(
             f"program version {version} not found",
             code="program_version_not_found",
-            action=f"use {BUILTIN_VERSION}, a version the run's report names, or one GET /api/v1/optimization/versions "
-            "lists",
         )
     return named | {module: spec.version for module, spec in specs_of(row).items()}
 
@@ -323,12 +320,11 @@ async def save_set(database: Database, *, user_id: str, name: str, run_ids: Sequ
         for run_id in unique:
             run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
             if run is None:
-                raise NotFound(f"run {run_id} not found", code="run_not_found", action="check the run ids")
+                raise NotFound(f"run {run_id} not found", code="run_not_found")
             if await recordings_repo.get_recording(session, run_id=run_id) is None:
                 raise Conflict(
                     f"run {run_id} has no recording",
                     code="run_not_recorded",
-                    action="save only runs made with recording on (FLEET_RECORDING_ENABLED, the default)",
                 )
         return await recordings_repo.save_set(session, user_id=user_id, name=name, run_ids=unique)
 
@@ -340,7 +336,6 @@ async def get_set(database: Database, *, user_id: str, name: str) -> Any:
         raise NotFound(
             f"replay set {name!r} not found",
             code="replay_set_not_found",
-            action="list sets with `fleet-rlm replay --list-sets`",
         )
     return row
 
@@ -352,9 +347,9 @@ async def recording_of(database: Database, *, user_id: str, run_id: str, bodies:
         recording = await recordings_repo.get_recording(session, run_id=run_id) if run else None
         exchanges = await recordings_repo.list_exchanges(session, run_id=run_id) if recording else []
     if run is None:
-        raise NotFound(f"run {run_id} not found", code="run_not_found", action="check the run id")
+        raise NotFound(f"run {run_id} not found", code="run_not_found")
     if recording is None:
-        raise NotFound(f"run {run_id} has no recording", code="run_not_recorded", action="record a new run")
+        raise NotFound(f"run {run_id} has no recording", code="run_not_recorded")
     keep = ("seq", "role", "actor", "depth", "request_hash", "truncated", "error")
     return {
         "run_id": run_id,

@@ -96,7 +96,6 @@ async def remove_source(db: Database, data_dir: Path, *, user_id: str, session_i
             raise NotFound(
                 f"session {session_id} holds no context source {source_id}",
                 code="context_source_not_found",
-                action="list the session's context with GET /api/v1/sessions/{id}/context",
             )
         rest = await sources_repo.list_sources(s, session_id=session_id)
     unused = [] if any(row.document == removed.document for row in rest) else [removed.document]

@@ -38,7 +38,7 @@ def _missing(path: str) -> NotFound:
 
 
 def _not_a_file(path: str) -> FleetError:
-    return FleetError(f"{path!r} is not a file", code="not_a_file", status=400, action="use /volume/tree")
+    return FleetError(f"{path!r} is not a file", code="not_a_file", status=400)
 
 
 def _not_a_directory(path: str) -> FleetError:

@@ -64,9 +64,7 @@ def delete_file(root: Path, path: str) -> None:
         guestfs.remove_file(root, rel)
     except guestfs.GuestPathError as exc:
         if exc.kind == "not_file" and exc.why == "is a directory":
-            raise FleetError(
-                f"{path!r} is a directory", code="not_a_file", status=400, action="delete its files"
-            ) from None
+            raise FleetError(f"{path!r} is a directory", code="not_a_file", status=400) from None
         raise volume_error(path, exc, want="file") from None
     except FileNotFoundError:
         raise volume_error(path, guestfs.GuestPathError("missing", rel, "does not exist"), want="file") from None

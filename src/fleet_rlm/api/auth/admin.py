@@ -14,8 +14,6 @@ from typing import Any
 from fleet_rlm.config import Settings
 from fleet_rlm.errors import FleetError
 
-ADMIN_ACTION = "ask an operator: admins are listed in FLEET_ADMIN_USERS (or have the FLEET_OIDC_ADMIN_CLAIM value)"
-
 
 def is_admin(settings: Settings, name: str, claims: Mapping[str, Any] | None = None) -> bool:
     """Whether the user called `name` (with these verified token claims) is an admin."""
@@ -31,4 +29,4 @@ def is_admin(settings: Settings, name: str, claims: Mapping[str, Any] | None = N
 
 
 def admin_required(what: str) -> FleetError:
-    return FleetError(f"{what} is for admins only", code="admin_required", status=403, action=ADMIN_ACTION)
+    return FleetError(f"{what} is for admins only", code="admin_required", status=403)

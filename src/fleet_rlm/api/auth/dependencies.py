@@ -23,7 +23,7 @@ from fleet_rlm.api.auth.principal import (
     principal_for_user_id,
     require_admin,
 )
-from fleet_rlm.api.auth.tickets import TICKET_ACTION, consume_ticket
+from fleet_rlm.api.auth.tickets import consume_ticket
 from fleet_rlm.api.auth.tokens import unauthorized, verify_token
 from fleet_rlm.config import Settings
 from fleet_rlm.store import Database
@@ -85,7 +85,7 @@ async def ticket_user(conn: HTTPConnection) -> Principal:
     user = await consume_ticket(db, ticket or "")
     principal = await principal_for_user_id(db, settings, user.id)
     if principal is None:  # pragma: no cover - the user was deleted between the two reads
-        raise unauthorized("the ticket's user no longer exists", TICKET_ACTION)
+        raise unauthorized("the ticket's user no longer exists")
     return principal
 
 

@@ -18,7 +18,6 @@ from fleet_rlm.errors import FleetError
 
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
 JWKS_TIMEOUT_S = 10.0
-OIDC_ACTION = "sign in again with your identity provider and send `Authorization: Bearer <id or access token>`"
 
 
 class OidcVerifier:
@@ -39,7 +38,6 @@ class OidcVerifier:
                 f"auth_mode=oidc needs {', '.join(missing)}",
                 code="auth_misconfigured",
                 status=503,
-                action=f"set {', '.join(missing)} and restart",
             )
         assert settings.oidc_jwks_url is not None
         self.issuer = settings.oidc_issuer
@@ -58,7 +56,7 @@ class OidcVerifier:
                 action="check FLEET_OIDC_JWKS_URL and that the provider is reachable",
             ) from exc
         except (jwt.PyJWKClientError, jwt.InvalidTokenError) as exc:
-            raise unauthorized(f"the bearer token is not valid ({exc})", OIDC_ACTION) from exc
+            raise unauthorized(f"the bearer token is not valid ({exc})") from exc
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -70,9 +68,9 @@ class OidcVerifier:
                 leeway=LEEWAY_S,
             )
         except jwt.ExpiredSignatureError as exc:
-            raise unauthorized("the bearer token has expired", OIDC_ACTION) from exc
+            raise unauthorized("the bearer token has expired") from exc
         except jwt.InvalidTokenError as exc:
-            raise unauthorized(f"the bearer token is not valid ({exc})", OIDC_ACTION) from exc
+            raise unauthorized(f"the bearer token is not valid ({exc})") from exc
         return claims
 
     async def verify(self, token: str) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from fleet_rlm.store.repos import tickets, users
 
 MAX_TTL_S = 60
 PURGE_AFTER = timedelta(hours=1)
-TICKET_ACTION = "request a new ticket with POST /api/v1/auth/ws-ticket and connect within 60 seconds"
 
 
 def hash_ticket(ticket: str) -> str:
@@ -42,10 +41,10 @@ async def issue_ticket(db: Database, *, user_id: str, ttl_s: int = MAX_TTL_S) ->
 async def consume_ticket(db: Database, ticket: str, *, now: datetime | None = None) -> User:
     """The user a ticket was issued to, burning the ticket; 401 `unauthorized` if unknown, used or expired."""
     if not ticket or len(ticket) > 256:
-        raise unauthorized("a WebSocket ticket is required", TICKET_ACTION)
+        raise unauthorized("a WebSocket ticket is required")
     async with db.transaction() as s:
         user_id = await tickets.consume_ticket(s, token_hash=hash_ticket(ticket), now=now)
         user = None if user_id is None else await users.get_user(s, user_id=user_id)
     if user is None:
-        raise unauthorized("the WebSocket ticket is unknown, expired or already used", TICKET_ACTION)
+        raise unauthorized("the WebSocket ticket is unknown, expired or already used")
     return user

@@ -21,12 +21,11 @@ LEEWAY_S = 10
 MAX_SUBJECT = 255
 # Control, format (bidi overrides, zero-width), surrogate and private-use characters, and line separators.
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-UNAUTHORIZED_ACTION = "send `Authorization: Bearer <token>`; get a token with `fleet-rlm auth token --user NAME`"
 
 
-def unauthorized(message: str, action: str = UNAUTHORIZED_ACTION) -> FleetError:
+def unauthorized(message: str) -> FleetError:
     """The one 401 shape: code `unauthorized`, a one-line reason and what to do."""
-    return FleetError(message, code="unauthorized", status=401, action=action)
+    return FleetError(message, code="unauthorized", status=401)
 
 
 def check_subject(name: object) -> str:
@@ -45,7 +44,6 @@ def check_subject(name: object) -> str:
             "the token's subject is not a usable user name",
             code="invalid_token_subject",
             status=401,
-            action=f"issue a token whose `sub` is 1-{MAX_SUBJECT} printable characters without surrounding spaces",
         )
     assert isinstance(name, str)
     return name
@@ -60,7 +58,6 @@ def _secret(settings: Settings) -> str:
             else f"FLEET_JWT_SECRET is shorter than {MIN_JWT_SECRET_BYTES} bytes",
             code="auth_misconfigured",
             status=503,
-            action=f"set FLEET_JWT_SECRET to a random string of at least {MIN_JWT_SECRET_BYTES} bytes and restart",
         )
     return secret
 
@@ -89,7 +86,7 @@ def verify_token(settings: Settings, token: str) -> dict[str, Any]:
             leeway=LEEWAY_S,
         )
     except jwt.ExpiredSignatureError as exc:
-        raise unauthorized("the bearer token has expired", "get a fresh token and retry") from exc
+        raise unauthorized("the bearer token has expired") from exc
     except jwt.InvalidTokenError as exc:
         raise unauthorized(f"the bearer token is not valid ({exc})") from exc
     return claims

@@ -210,8 +210,8 @@ async def get_attachment_content(
     if row.kind == "url":
         raise Conflict(
             "a url attachment stores no bytes",
+            details={"url": row.source_url},
             code="no_stored_content",
-            action=f"fetch {row.source_url} directly; turns fetch it themselves",
         )
     return FileResponse(
         absolute_path(settings, row.storage_path),

@@ -55,7 +55,6 @@ def dataset_not_found(dataset_id: str) -> NotFound:
     return NotFound(
         f"dataset {dataset_id} not found",
         code="dataset_not_found",
-        action="list your datasets with GET /api/v1/optimization/datasets",
     )
 
 

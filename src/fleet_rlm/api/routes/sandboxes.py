@@ -64,7 +64,6 @@ async def delete_sandbox(
         raise Conflict(
             "a turn is using this sandbox",
             code="sandbox_busy",
-            action="wait for the turn to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
         )
     pool = live_pool(request)
     assert pool is not None

@@ -35,7 +35,6 @@ def feedback_not_found(run_id: str) -> NotFound:
     return NotFound(
         f"you have not rated run {run_id}",
         code="feedback_not_found",
-        action="rate it with PUT /api/v1/traces/feedback/{run_id}",
     )
 
 

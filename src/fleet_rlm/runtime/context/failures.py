@@ -27,8 +27,10 @@ SOURCE_INVALID = "context_source_invalid"
 CANCELLED = "context_cancelled"
 
 
-def context_error(code: str, message: str, action: str, *, status: int = 422, **details: Any) -> FleetError:
-    """A user-facing context failure; `details` end up in the API's error body."""
+def context_error(
+    code: str, message: str, action: str | None = None, *, status: int = 422, **details: Any
+) -> FleetError:
+    """A user-facing context failure; `details` end up in the API's error body, the action is the error table's."""
     return FleetError(message, code=code, action=action, status=status, details=details or None)
 
 

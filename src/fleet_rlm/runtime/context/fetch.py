@@ -60,7 +60,6 @@ def fetch_url(
                         raise context_error(
                             URL_FAILED,
                             f"{url} answered HTTP {response.status_code}",
-                            "check the URL, or download the page and upload it",
                             status=502,
                             url=url,
                             http_status=response.status_code,
@@ -80,14 +79,12 @@ def fetch_url(
                 raise context_error(
                     URL_FAILED,
                     f"fetching {url} failed: {type(exc).__name__}: {str(exc)[:200]}",
-                    "check the URL and that the server is reachable",
                     status=502,
                     url=url,
                 ) from exc
     raise context_error(
         URL_FAILED,
         f"{url} redirected more than {MAX_REDIRECTS} times",
-        "give the final URL directly",
         status=502,
         url=url,
     )
@@ -149,7 +146,6 @@ def _timed_out(url: str, timeout_s: float | None) -> Exception:
     return context_error(
         URL_FAILED,
         f"fetching {url} timed out{limit}",
-        "try again later, or download it and upload the file",
         status=504,
         url=url,
     )

@@ -58,7 +58,6 @@ def missing_kept(source: ContextSource) -> Exception:
     return context_error(
         FILE_MISSING,
         f"the context {name!r} added on turn {source.from_turn} is no longer stored",
-        "remove it from the session's context and attach it again",
         status=404,
         name=name,
     )

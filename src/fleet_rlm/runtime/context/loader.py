@@ -62,7 +62,6 @@ def load_context(
                 raise context_error(
                     TOO_LARGE,
                     f"the context has more than {bounds.max_total_chars} characters",
-                    "give fewer or smaller sources (or remove some from the session's context)",
                     status=413,
                     limit=bounds.max_total_chars,
                 )
@@ -100,6 +99,4 @@ def load_source(
         return load_repo(source, context_dir=context_dir, settings=settings, limits=bounds, cancel=cancel)
     if source.kind == "path":
         return load_path(source, workspace_dir=workspace_dir, context_dir=context_dir, settings=settings, limits=bounds)
-    raise context_error(
-        SOURCE_INVALID, f"unknown context source kind {source.kind!r}", "use text, file, url, repo or path"
-    )
+    raise context_error(SOURCE_INVALID, f"unknown context source kind {source.kind!r}")

@@ -63,7 +63,7 @@ def clone_repo(
     """Clone (or reuse) `url` at `ref` (branch, tag or full commit sha; default branch when None)."""
     scheme, pinned = _check_repo_url(url, allow_private=allow_private)
     if ref is not None and (not _REF.match(ref) or ".." in ref):
-        raise context_error(REPO_FAILED, f"invalid git ref {ref!r}", "give a branch, tag or full commit sha")
+        raise context_error(REPO_FAILED, f"invalid git ref {ref!r}")
     key = hashlib.sha256(f"{url}\n{ref or ''}".encode()).hexdigest()[:12]
     name = safe_name(url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"), default="repo", max_len=40)
     relative = f"{REPOS_DIR}/{name}-{key}"
@@ -115,7 +115,6 @@ def _check_repo_url(url: str, *, allow_private: bool) -> tuple[str, str | None]:
     raise context_error(
         REPO_BLOCKED,
         f"repository URL {redact(url)[:200]!r} is not allowed",
-        "give an https:// URL of a public repository (ssh, git://, ext:: and local paths are refused)",
         status=403,
     )
 
@@ -204,7 +203,6 @@ def _run(
                     raise context_error(
                         REPO_FAILED,
                         f"cloning {redact(url)} took longer than {timeout_s:g} s",
-                        "try a smaller repository or a specific ref",
                         status=504,
                     )
                 if now >= next_size_check:
@@ -221,7 +219,6 @@ def _run(
             raise context_error(
                 REPO_FAILED,
                 f"git failed: {detail[:300]}",
-                "check the repository URL and ref (private repositories are not supported)",
                 status=502,
             )
 
@@ -239,9 +236,7 @@ def _head(repo: Path, env: dict[str, str]) -> str:
         ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, env=env, timeout=30, check=False
     )
     if result.returncode != 0:
-        raise context_error(
-            REPO_FAILED, f"cloned repository has no commit: {result.stderr.strip()[:200]}", "check the ref"
-        )
+        raise context_error(REPO_FAILED, f"cloned repository has no commit: {result.stderr.strip()[:200]}")
     return result.stdout.strip()
 
 
@@ -260,7 +255,6 @@ def _too_large(url: str, max_bytes: int) -> FleetError:
     return context_error(
         TOO_LARGE,
         f"repository {redact(url)} is larger than {max_bytes} bytes",
-        "load a smaller repository, or only the files you need",
         status=413,
         what="repo",
         max_bytes=max_bytes,

@@ -49,14 +49,13 @@ class ContextLimits:
 
 
 def _missing(field: str, kind: str) -> Exception:
-    return context_error(SOURCE_INVALID, f"a {kind} source needs '{field}'", f"set {field} on the {kind} source")
+    return context_error(SOURCE_INVALID, f"a {kind} source needs '{field}'")
 
 
 def _too_large(what: str, size: int, limit: int, setting: str) -> Exception:
     return context_error(
         TOO_LARGE,
         f"{what} has {size} bytes, more than the limit of {limit}",
-        f"load a smaller input (limit: {setting})",
         status=413,
         size=size,
         limit=limit,

@@ -51,7 +51,7 @@ def _syntax_only(url: str) -> None:
 
 
 def _invalid(url: str) -> FleetError:
-    return context_error(URL_BLOCKED, f"invalid URL {url[:200]!r}", "give an http(s) URL with a host")
+    return context_error(URL_BLOCKED, f"invalid URL {url[:200]!r}")
 
 
 def check_repo_target(url: str, *, allow_private: bool | None) -> None:
@@ -64,8 +64,6 @@ def check_repo_target(url: str, *, allow_private: bool | None) -> None:
     raise context_error(
         REPO_BLOCKED,
         f"repository {url[:200]!r} is not allowed",
-        "give an https:// URL of a public repository (ssh, git:// and local paths are refused; for file:// "
-        f"repositories {ALLOW_ACTION.removeprefix('an administrator can ')})",
         status=403,
     )
 

@@ -45,7 +45,6 @@ def pdf_text(data: bytes, *, name: str, limits: DocumentLimits) -> tuple[str, di
                 f"{name!r} is a password-protected PDF",
                 code=FILE_UNSUPPORTED,
                 status=422,
-                action="upload an unencrypted copy",
                 details={"name": name},
             )
         count = len(reader.pages)

@@ -58,7 +58,6 @@ def too_large(name: str, what: str, limit: str, bound: str) -> FleetError:
         f"{name!r} is refused: {what} (limit {bound}, {SETTING[limit]})",
         code=DOCUMENT_TOO_LARGE,
         status=413,
-        action=f"upload a smaller or plainer document (export it as PDF or text), or raise {SETTING[limit]}",
         details={"name": name, "limit": limit},
     )
 
@@ -88,7 +87,6 @@ def unreadable(fmt: str, name: str, exc: BaseException) -> FleetError:
         f"cannot read {name!r} as {fmt}: {type(exc).__name__}: {str(exc)[:200]}",
         code=FILE_UNSUPPORTED,
         status=422,
-        action=f"check that the file is a valid {fmt} or paste its text instead",
         details={"name": name},
     )
 

@@ -102,9 +102,7 @@ class DaytonaBackend:
         self, options: SandboxOptions, workspace_id: str, *, labels: dict[str, str], reuse: bool = False
     ) -> DaytonaWorker:
         if self._closed:
-            raise DaytonaUnavailable(
-                "the Daytona backend is shut down", code="daytona_closed", action="create a new backend"
-            )
+            raise DaytonaUnavailable("the Daytona backend is shut down", code="daytona_closed")
         for attempt in (1, 2):
             entry = self._sandbox_for(labels, workspace_id, reuse=reuse, fresh=attempt > 1)
             try:

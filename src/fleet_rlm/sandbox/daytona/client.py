@@ -62,7 +62,6 @@ def translate(exc: BaseException, what: str, options: DaytonaOptions) -> FleetEr
         return DaytonaUnavailable(
             f"Daytona rejected the API key while trying to {what}: {detail}",
             code="daytona_auth_failed",
-            action=f"check DAYTONA_API_KEY is a valid key for {where}",
         )
     if isinstance(exc, DaytonaConnectionError | aiohttp.ClientError | OSError):
         return DaytonaUnavailable(

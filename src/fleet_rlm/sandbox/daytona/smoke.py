@@ -88,7 +88,6 @@ class _Smoke:
             raise FleetError(
                 f"{' and '.join(missing)} not set",
                 code="daytona_not_configured",
-                action="set DAYTONA_API_KEY and DAYTONA_API_URL (or FLEET_DAYTONA_*) in the environment or .env",
             )
         self.client = DaytonaClient(self.options)
         return f"API {self.options.api_url}, snapshot {self.options.snapshot!r}, volume {self.options.volume!r}"

@@ -174,7 +174,6 @@ class TurnService:
                 raise Conflict(
                     f"a turn is already running in this session (run {active})",
                     code="turn_already_running",
-                    action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
                     details={"run_id": active},
                 )
             await snapshots_repo.save_request(  # what a resume rebuilds the turn from (services/turns/resume.py)

@@ -25,9 +25,7 @@ async def create_session(
     settings: dict[str, Any] | None = None,
     origin: str = "user",
 ) -> ChatSession:
-    row = ChatSession(
-        user_id=user_id, title=title, workspace_id=workspace_id, settings=settings or {}, origin=origin
-    )
+    row = ChatSession(user_id=user_id, title=title, workspace_id=workspace_id, settings=settings or {}, origin=origin)
     session.add(row)
     await session.flush()
     return row

@@ -1,22 +1,32 @@
 """The error every layer raises when a user can hit it: a stable code, a one-line message, the action to take.
 
 The API renders it as `{"error": {"code", "message", "action"}}` with `status`; the CLI prints it as one line
-without a traceback. Leaf module: imports nothing internal.
+without a traceback. Every code has one entry in the error table (`errors/codes.toml`, read by `catalog`): its
+action is the one every client shows, whoever raised it. Leaf package: imports nothing internal.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from fleet_rlm.errors.catalog import action_for, fill, spec_for
+
 ALLOW_PRIVATE_URLS = "FLEET_URL_ALLOW_PRIVATE=true"
 """How an operator allows localhost and private addresses as context (named the same by server, CLI and chat)."""
 
-ACTIONS: dict[str, str] = {
-    "file_not_found": "check the path and retry",
-    "file_is_directory": "give a file; to use a folder, put it in the workspace volume and use `/context PATH`",
-    "promotion_not_better": "promote anyway with confirm=true (CLI: `fleet-rlm optimize promote RUN --force`)",
-}
-"""The one action of each code raised from several places: it wins over the raiser's own wording."""
+
+def action_of(code: str) -> str | None:
+    """The error table's action for `code` (None for a code not in it)."""
+    spec = spec_for(code)
+    return (fill(spec.action, {}) or spec.action) if spec else None
+
+
+def message_for(code: str, **fields: Any) -> str:
+    """The error table's message for `code` with `fields` filled in."""
+    spec = spec_for(code)
+    if spec is None:
+        raise KeyError(f"{code!r} is not in the error table (fleet_rlm/errors/codes.toml)")
+    return fill(spec.message, fields) or spec.message
 
 
 class FleetError(Exception):
@@ -40,8 +50,17 @@ class FleetError(Exception):
             self.code = code
         if status is not None:
             self.status = status
-        self.action = ACTIONS.get(self.code, action)
         self.details = details or {}
+        self.action = action_for(self.code, self.details, action)
+
+    @classmethod
+    def of(cls, code: str, *, status: int | None = None, **fields: Any) -> FleetError:
+        """The error table's entry for `code`: its message with `fields` filled in, its status and action; the
+        fields are the error's details."""
+        spec = spec_for(code)
+        return cls(
+            message_for(code, **fields), code=code, status=status or (spec.status if spec else None), details=fields
+        )
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"code": self.code, "message": self.message}
