@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleet_rlm.errors.catalog import action_for, fill, spec_for
+# The table (`catalog`) loads with the first error, not with this package: the CLI's start imports errors.
 
 ALLOW_PRIVATE_URLS = "FLEET_URL_ALLOW_PRIVATE=true"
 """How an operator allows localhost and private addresses as context (named the same by server, CLI and chat)."""
@@ -17,12 +17,16 @@ ALLOW_PRIVATE_URLS = "FLEET_URL_ALLOW_PRIVATE=true"
 
 def action_of(code: str) -> str | None:
     """The error table's action for `code` (None for a code not in it)."""
+    from fleet_rlm.errors.catalog import fill, spec_for
+
     spec = spec_for(code)
     return (fill(spec.action, {}) or spec.action) if spec else None
 
 
 def message_for(code: str, **fields: Any) -> str:
     """The error table's message for `code` with `fields` filled in."""
+    from fleet_rlm.errors.catalog import fill, spec_for
+
     spec = spec_for(code)
     if spec is None:
         raise KeyError(f"{code!r} is not in the error table (fleet_rlm/errors/codes.toml)")
@@ -50,6 +54,8 @@ class FleetError(Exception):
             self.code = code
         if status is not None:
             self.status = status
+        from fleet_rlm.errors.catalog import action_for
+
         self.details = details or {}
         self.action = action_for(self.code, self.details, action)
 
@@ -57,6 +63,8 @@ class FleetError(Exception):
     def of(cls, code: str, *, status: int | None = None, **fields: Any) -> FleetError:
         """The error table's entry for `code`: its message with `fields` filled in, its status and action; the
         fields are the error's details."""
+        from fleet_rlm.errors.catalog import spec_for
+
         spec = spec_for(code)
         return cls(
             message_for(code, **fields), code=code, status=status or (spec.status if spec else None), details=fields

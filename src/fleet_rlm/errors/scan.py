@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,10 @@ def raised_codes() -> dict[str, list[Site]]:
     return dict(sites)
 
 
-def _raises(node: ast.AST, codes) -> list[tuple[str, ast.expr | None, ast.expr | None]]:  # type: ignore[no-untyped-def]
+Raise = tuple[str, ast.expr | None, ast.expr | None]  # code, status, action
+
+
+def _raises(node: ast.AST, codes: Callable[[ast.expr | None], list[str]]) -> list[Raise]:
     if isinstance(node, ast.Call):
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         func = ast.unparse(node.func).rsplit(".", 1)[-1]
@@ -100,7 +104,7 @@ def _raises(node: ast.AST, codes) -> list[tuple[str, ast.expr | None, ast.expr |
             action = node.args[2]
         return [(c, keywords.get("status"), action) for c in found]
     if isinstance(node, ast.ClassDef):
-        out = []
+        out: list[Raise] = []
         for statement in node.body:
             target = getattr(statement, "target", None) or (getattr(statement, "targets", None) or [None])[0]
             named = isinstance(target, ast.Name) and (
@@ -114,11 +118,11 @@ def _raises(node: ast.AST, codes) -> list[tuple[str, ast.expr | None, ast.expr |
         if isinstance(target, ast.Attribute) and target.attr == "code":
             return [(c, None, None) for c in codes(node.value)]
         if isinstance(target, ast.Name) and target.id in CODE_TABLES and isinstance(node.value, ast.Dict):
-            out = []
+            table: list[Raise] = []
             for key, value in zip(node.value.keys, node.value.values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    out.append((key.value, None, value))
+                    table.append((key.value, None, value))
                 elif isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    out.append((value.value, None, None))
-            return out
+                    table.append((value.value, None, None))
+            return table
     return []
