@@ -50,11 +50,12 @@ def test_refused_input_leaves_no_session_and_bench_sessions_are_hidden(tmp_path:
         assert "Traceback" not in refused.stderr
     assert _sessions(env) == [] and _sessions(env, "--all") == []
 
-    bench = run_cli("fleet-rlm", ["bench", "sniah", "--lengths", "8k", "--tasks", "1", "--mode", "direct"], env)
+    args = ["bench", "sniah", "--lengths", "8k", "--tasks", "1", "--mode", "direct"]
+    bench = run_cli("fleet-rlm", args, env, cwd=tmp_path)  # its results file goes to cwd (and resumes from it)
     assert "Traceback" not in bench.stderr, bench
     assert _sessions(env) == []  # the bench task's session is generated: not in the default list
     generated = _sessions(env, "--all")
-    assert [item["origin"] for item in generated] == ["bench"], generated
+    assert [item["origin"] for item in generated] == ["bench"], (generated, bench.stderr[-800:])
     table = run_cli("fleet-rlm", ["sessions", "list", "--all"], env)
     assert "[bench] bench:" in table.stdout, table
 
