@@ -41,6 +41,7 @@ async def execute_run(
         user_id=run.user_id,
         observer=trace.observe if trace is not None else None,
         last_seq=run.last_seq,
+        fence=(run.owner, run.claim_epoch) if run.owner else None,  # every write proves the claim still holds
     )
     job = Job(
         TurnJobs(service.database, service.bus),

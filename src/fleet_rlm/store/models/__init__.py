@@ -11,7 +11,7 @@ from fleet_rlm.store.models.optimize import (
     ProgramVersion,
 )
 from fleet_rlm.store.models.recordings import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, Run, RunEvent, TraceFeedback
+from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, QueueWorker, Run, RunEvent, TraceFeedback
 
 __all__ = [
     "ATTACHMENT_KINDS",
@@ -29,6 +29,7 @@ __all__ = [
     "OptimizationRun",
     "ProgramPromotion",
     "ProgramVersion",
+    "QueueWorker",
     "ReplaySet",
     "RoleBinding",
     "Run",
