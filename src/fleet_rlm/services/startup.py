@@ -69,13 +69,16 @@ async def prepare_database(settings: Settings) -> Database:
         raise
 
 
-def check_execution(settings: Settings) -> None:
+def check_execution(settings: Settings, *, worker: bool = False) -> None:
     """Queue execution needs Postgres (its job queue lives there); SQLite is one process that runs turns inline."""
     if settings.execution == "queue" and settings.database_kind != "postgresql":
+        what = "fleet-rlm worker" if worker else "execution 'queue'"
         raise FleetError(
-            "execution 'queue' needs PostgreSQL: on SQLite turns run inline, in the server",
+            f"{what} needs PostgreSQL: on SQLite turns run inline, in the server",
             code="queue_needs_postgres",
-            action="unset FLEET_EXECUTION, or point FLEET_DATABASE_URL at PostgreSQL",
+            action="point FLEET_DATABASE_URL at PostgreSQL"
+            if worker
+            else "unset FLEET_EXECUTION, or point FLEET_DATABASE_URL at PostgreSQL",
         )
 
 

@@ -36,9 +36,9 @@ from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.recordings import store_items
 from fleet_rlm.services.turns.final_writes import FinalWrites, store_final_writes
 from fleet_rlm.store import Database
+from fleet_rlm.store.errors import StoreError
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import NumberedEvent, insert_numbered
-from fleet_rlm.store.errors import StoreError
 from fleet_rlm.store.repos.runs import Fence, fenced_out, record_progress
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,6 @@ class EventWriter:
             await self.bus.saved(done)
         except Exception as exc:  # other replicas fall back to their periodic re-read
             log.warning("saved events not announced: %s", exc)
-
 
     def _refuse(self, parts: list[RunPart], refused: set[str]) -> list[RunPart]:
         """The parts written; a refused one (its claim moved) is reported as the run's write failure."""

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
-from fleet_rlm.runtime.contracts import CancelToken, TurnResult
+from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.turns.final_writes import FinalWrites
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
-from fleet_rlm.services.turns.sources import TurnReads, build_turn_request
+from fleet_rlm.services.turns.sources import TurnReads, build_turn_request, rebuild_turn
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.runs import FinalStatus
@@ -31,6 +32,26 @@ async def execute_run(
 ) -> None:
     """`chat` and `reads` are what `start` read with the run (the session row, `sources.TurnReads`): the turn
     reaches the runtime without another read."""
+
+    async def build() -> TurnRequest:
+        return build_turn_request(service, caller, run, data, chat, reads)
+
+    await _execute(service, run, token, build)
+
+
+async def execute_queued_run(service: RunDeps, run: Run, token: CancelToken) -> None:
+    """A run a queue worker claimed: its request is rebuilt from the database (`sources.rebuild_turn`: the input
+    stored with the run, the caller's workspace, LM profiles and keys, program versions)."""
+
+    async def build() -> TurnRequest:
+        async with service.database.session() as session:
+            caller, data, chat, reads = await rebuild_turn(session, service.settings, run)
+        return build_turn_request(service, caller, run, data, chat, reads)
+
+    await _execute(service, run, token, build)
+
+
+async def _execute(service: RunDeps, run: Run, token: CancelToken, build: Callable[[], Awaitable[TurnRequest]]) -> None:
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -54,13 +75,13 @@ async def execute_run(
     )
     result: TurnResult
     try:
-        async with job.running(claimed=True):  # TurnService.start created the run running, owned here
+        async with job.running(claimed=True):  # created running here (inline), or claimed by this queue worker
             if trace is not None and trace.sampled:
                 async with service.database.transaction() as session:
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            request = build_turn_request(service, caller, run, data, chat, reads)
+            request = await build()
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it

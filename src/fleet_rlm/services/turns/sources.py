@@ -18,12 +18,16 @@ from fleet_rlm.errors import NotFound
 from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
+from fleet_rlm.sandbox import ensure_roots
 from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, ChatSession, Run, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
+from fleet_rlm.store.repos import workspaces as workspaces_repo
+from fleet_rlm.store.repos.workspaces import DEFAULT_SLUG
 
 if TYPE_CHECKING:
     from fleet_rlm.services.turns.run_deps import Caller, RunDeps
@@ -80,6 +84,27 @@ async def read_turn_inputs(
         pins=await program_pins(session, user_id=user_id),  # the user's promoted versions, else global
         mcp_servers=await turn_specs(session, settings, user_id=user_id),
     )
+
+
+async def rebuild_turn(
+    session: AsyncSession, settings: Settings, run: Run
+) -> tuple[Caller, TurnInput, ChatSession, TurnReads]:
+    """What `start` had in hand, read back from the database for a run a queue worker claimed (the job carries the
+    run id only): the input stored with the run, the caller's workspace, the session, and `read_turn_inputs`."""
+    from fleet_rlm.services.turns.run_deps import Caller
+
+    chat = await sessions_repo.get_session(session, user_id=run.user_id, session_id=run.session_id)
+    if chat is None or run.input is None:
+        raise NotFound(f"the session or input of run {run.id} is gone", code="run_input_missing")
+    workspace = await workspaces_repo.get_workspace_by_slug(session, user_id=run.user_id, slug=DEFAULT_SLUG)
+    if workspace is None:
+        raise NotFound(f"the workspace of run {run.id}'s user is gone", code="run_input_missing")
+    data = TurnInput.model_validate(run.input)
+    reads = await read_turn_inputs(session, settings, user_id=run.user_id, session_id=run.session_id, data=data)
+    # the workspace under this machine's data dir (the API's path may be another mount of the same shared tree)
+    roots = ensure_roots(settings.workspaces_dir, workspace.id)
+    caller = Caller(user_id=run.user_id, workspace_id=workspace.id, workspace_dir=roots.host_root)
+    return caller, data, chat, reads
 
 
 def build_turn_request(
