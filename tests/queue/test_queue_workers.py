@@ -171,6 +171,9 @@ class Deployment:
                 if on_event is not None:
                     on_event(frame["data"])
 
+    def status(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.base}/api/v1/runtime/status", timeout=10).json())
+
     def run(self, run_id: str) -> dict[str, Any]:
         return dict(httpx.get(f"{self.base}/api/v1/runs/{run_id}").json())
 
@@ -186,6 +189,11 @@ def deployment(database: str, tmp_path: Path) -> Iterator[Deployment]:
 
 
 def test_turn_runs_on_a_worker_and_is_cancelled_from_the_api(deployment: Deployment, database: str) -> None:
+    status = deployment.status()
+    assert status["execution"] == "queue" and status["turn_workers"] == 0  # the API runs no turns
+    (worker,) = status["queue"]["workers"]
+    assert worker["name"].endswith(f":{deployment.worker.pid}") and worker["alive"]
+    assert (worker["turn_slots"], worker["turns_running"], worker["optimization_slots"]) == (2, 0, 1)
     session_id = deployment.session()
     run_id, driver = deployment.start_turn(session_id, {"content": "say hi", "execution_mode": "direct"}, "q1")
     events = deployment.follow(run_id)
@@ -207,6 +215,7 @@ def test_turn_runs_on_a_worker_and_is_cancelled_from_the_api(deployment: Deploym
 
     def cancel_on_output(event: dict[str, Any]) -> None:
         if not cancelled_at and event["type"] == "output":
+            assert deployment.status()["queue"]["workers"][0]["turns_running"] == 1
             response = httpx.put(f"{deployment.base}/api/v1/runs/{run_id}/cancellation", timeout=10)
             assert response.status_code == 202
             cancelled_at.append(time.monotonic())
@@ -241,6 +250,8 @@ def test_a_paused_worker_cannot_write_after_its_run_moved(deployment: Deployment
     assert paused
     assert events[-1]["type"] == "turn_interrupted"  # the API's sweeper: the worker's heartbeat was lost
     assert deployment.run(run_id)["status"] == "interrupted"
+    queue = deployment.status()["queue"]
+    assert queue["stalled"] == 1 and not queue["workers"][0]["alive"]  # what an operator sees of a stuck worker
     os.kill(deployment.worker.pid, signal.SIGCONT)
     deadline = time.monotonic() + 30  # the woken worker goes on, tries to write, and is refused
     while "refused: its claim moved" not in deployment.worker_log.read_text() and time.monotonic() < deadline:

@@ -36,7 +36,9 @@ def worker(
         logging.getLogger("procrastinate").setLevel(max(level, logging.WARNING))
 
         def ready(name: str) -> None:
-            typer.echo(f"fleet-rlm worker {name}: {concurrency} turn slot(s), {optimization_slots} optimization slot(s)")
+            typer.echo(
+                f"fleet-rlm worker {name}: {concurrency} turn slot(s), {optimization_slots} optimization slot(s)"
+            )
 
         asyncio.run(serve_worker(settings, turn_slots=concurrency, optimization_slots=optimization_slots, ready=ready))
 

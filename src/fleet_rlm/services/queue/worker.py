@@ -17,6 +17,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from procrastinate.worker import Worker
 from sqlalchemy import delete, update
@@ -48,7 +49,7 @@ async def serve_worker(
             name = machinery.turns.owner
             app = make_app(settings.resolved_database_url, machinery.turns, machinery.optimization)
             async with app.open_async():
-                common = {
+                common: dict[str, Any] = {
                     "install_signal_handlers": False,
                     "update_heartbeat_interval": settings.run_heartbeat_s,
                     "stalled_worker_timeout": settings.run_stale_after_s,
