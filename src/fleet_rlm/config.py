@@ -74,7 +74,7 @@ class Settings(BaseSettings):
     )
 
     # --- storage -------------------------------------------------------------------------------------------
-    data_dir: Path = Field(default=Path("~/.fleet-rlm"), description="Holds fleet.db, workspaces/, logs/.")
+    data_dir: Path = Field(default=Path("~/.fleet-rlm"), description="Holds fleet.db (SQLite), workspaces/, logs/.")
     database_url: str | None = Field(
         default=None,
         description=(

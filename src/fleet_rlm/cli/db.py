@@ -13,7 +13,7 @@ db_app = typer.Typer(help="Database schema migrations (Alembic).", no_args_is_he
 
 @db_app.command("upgrade")
 def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
-    """Migrate the database up to REVISION (default: head)."""
+    """Migrate the database up to REVISION (default: head); on PostgreSQL also apply the job queue's schema."""
 
     def body() -> None:
         from fleet_rlm.services.startup import migration_attributes

@@ -19,7 +19,13 @@ def worker(
         1, "--optimization-slots", min=1, max=64, help="Optimization runs this worker runs at once."
     ),
 ) -> None:
-    """Run turns (and optimization runs) from the PostgreSQL job queue; start as many as you need, anywhere."""
+    """Run turns (and optimization runs) from the PostgreSQL job queue; start as many as you need, anywhere.
+
+    For API servers with FLEET_EXECUTION=queue on the same FLEET_DATABASE_URL (after `fleet-rlm db upgrade`),
+    sharing their data dir and secret key. No HTTP: clients follow its turns on any API server. A session's next
+    turn prefers the worker that holds its REPL while that worker is alive. SIGTERM stops it gracefully
+    (running turns get FLEET_SHUTDOWN_GRACE_S, then are recorded interrupted). See docs/deployment.md.
+    """
 
     def body() -> None:
         import asyncio
