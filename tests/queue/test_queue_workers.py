@@ -197,7 +197,8 @@ def test_turn_runs_on_a_worker_and_is_cancelled_from_the_api(deployment: Deploym
     session_id = deployment.session()
     run_id, driver = deployment.start_turn(session_id, {"content": "say hi", "execution_mode": "direct"}, "q1")
     events = deployment.follow(run_id)
-    assert events[0]["type"] == "turn_started" and events[-1]["type"] == "turn_finished"
+    assert [event["type"] for event in events[:2]] == ["turn_queued", "turn_started"]  # waited, then a worker took it
+    assert events[0]["queue"] == "turns" and events[-1]["type"] == "turn_finished"
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
     run = deployment.run(run_id)
     assert run["status"] == "succeeded"
@@ -221,6 +222,7 @@ def test_turn_runs_on_a_worker_and_is_cancelled_from_the_api(deployment: Deploym
             cancelled_at.append(time.monotonic())
 
     events = deployment.follow(run_id, cancel_on_output)
+    assert events[0]["type"] == "turn_queued" and events[0]["queue"] == f"turns@{owner}"
     assert cancelled_at, "no live output from the worker reached the API"
     assert events[-1]["type"] == "turn_cancelled"
     assert time.monotonic() - cancelled_at[0] < 10

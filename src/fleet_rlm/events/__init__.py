@@ -29,6 +29,7 @@ from fleet_rlm.events.lifecycle import (
     TurnFailed,
     TurnFinished,
     TurnInterrupted,
+    TurnQueued,
     TurnStarted,
     WarningEvent,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "TurnFailed",
     "TurnFinished",
     "TurnInterrupted",
+    "TurnQueued",
     "TurnStarted",
     "Usage",
     "UsageTotals",

@@ -1,6 +1,7 @@
 """Turns on the job queue (`execution = "queue"`, Postgres): the API side defers, the worker side claims.
 
-`start` creates the run `queued` and defers its job in the same transaction (`defer_turn`): the job carries the
+`start` creates the run `queued` and defers its job in the same transaction (`defer_turn`, which also writes the
+run's first event, `turn_queued`, so every client shows the turn waiting): the job carries the
 run id only, its queueing lock keeps one waiting job per run, and a session whose previous turn ran on a worker
 that still beats goes to that worker's own queue (it holds the session's REPL), else to the shared one. A worker
 claims the run (`claim_queued`: running, owned by it, a new claim epoch that fences every later write) and
@@ -11,23 +12,30 @@ transaction that records it (`abort_turn`): a job no worker took yet is cancelle
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.config import Settings
+from fleet_rlm.events import TurnQueued, event_to_json, with_seq
+from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.services.queue import jobs
 from fleet_rlm.services.queue.names import TURN_TASK, TURNS_QUEUE, worker_queue
 from fleet_rlm.store import InvalidTransitionError
 from fleet_rlm.store.models import Run
 from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos.events import append_events
 
 log = logging.getLogger(__name__)
 
 KIND = "turn"
 
 
-async def defer_turn(session: AsyncSession, settings: Settings, *, run_id: str, previous_run_id: str | None) -> str:
-    """Enqueue the run's job in the caller's transaction; returns the queue it went to."""
+async def defer_turn(
+    session: AsyncSession, settings: Settings, *, run_id: str, session_id: str, previous_run_id: str | None
+) -> dict[str, Any]:
+    """Enqueue the run's job in the caller's transaction, with the run's first event (`turn_queued`, seq 1);
+    returns that event's JSON for the bus, to publish once committed."""
     queue = TURNS_QUEUE
     if previous_run_id is not None:
         previous = await runs_repo.get_run(session, run_id=previous_run_id)
@@ -35,7 +43,9 @@ async def defer_turn(session: AsyncSession, settings: Settings, *, run_id: str, 
         if worker and await jobs.worker_alive(session, name=worker, stale_s=settings.run_stale_after_s):
             queue = worker_queue(worker)
     await jobs.defer(session, task=TURN_TASK, queue=queue, kind=KIND, run_id=run_id)
-    return queue
+    event = TurnQueued(run_id=run_id, session_id=session_id, actor="runner", queue=queue)
+    (row,) = await append_events(session, run_id=run_id, events=[to_new_event(event)])
+    return event_to_json(with_seq(event, row.seq))
 
 
 async def abort_turn(session: AsyncSession, *, run_id: str) -> bool:

@@ -176,11 +176,15 @@ class TurnService:
                     details={"run_id": active},
                 )
             if self.queued:  # its job is committed with the run: queued exactly when a worker can take it
-                await queued.defer_turn(session, self.settings, run_id=run.id, previous_run_id=previous_run_id)
+                queued_event = await queued.defer_turn(
+                    session, self.settings, run_id=run.id, session_id=session_id, previous_run_id=previous_run_id
+                )
             chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
             if not chat.title.strip():  # an untitled session is named after its first task
                 chat.title = title_from_task(data.content)
             await session.flush()
+        if self.queued:  # followers that subscribed before the commit (a session's watchers) see it wait
+            await self.bus.publish(run.id, session_id, [queued_event])
         return run, (chat, reads)
 
     async def claim_queued(self, run_id: str) -> tuple[asyncio.Task[None], CancelToken] | None:

@@ -127,6 +127,7 @@ function place(items: TimelineItem[], event: FleetEvent): TimelineItem[] {
     case "summary":
     case "child_progress":
     case "child_end":
+    case "turn_queued":
     case "turn_started":
     case "turn_finished":
       return items;
@@ -164,8 +165,10 @@ function applyChildState(children: Record<string, ChildLane>, event: FleetEvent)
 
 function applyRunState(t: Timeline, event: FleetEvent): Timeline {
   switch (event.type) {
+    case "turn_queued":
+      return { ...t, phase: "running", status: "queued: waiting for a worker" };
     case "turn_started":
-      return { ...t, phase: "running", startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
+      return { ...t, phase: "running", status: null, startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
     case "status":
       return { ...t, status: event.message };
     case "reasoning":
