@@ -84,7 +84,7 @@ def database() -> Iterator[str]:
 class Deployment:
     """One API server (queue execution) and one worker on `database`, with the fake LM."""
 
-    def __init__(self, database: str, tmp_path: Path, lm: FakeLMServer) -> None:
+    def __init__(self, database: str, tmp_path: Path, lm: FakeLMServer, *, worker: bool = True) -> None:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_"))}
         env.update(
             FLEET_DATABASE_URL=database,
@@ -103,8 +103,10 @@ class Deployment:
         self.api_log = tmp_path / "api.log"
         self.api = self._spawn(["serve-api", "--port", str(self.port)], "api", self.api_log)
         self.worker_log = tmp_path / "worker.log"
-        self.worker = self._spawn(["worker", "--concurrency", "2"], "worker", self.worker_log)
-        self._wait_ready()
+        self.worker = self._spawn(
+            ["worker", "--concurrency", "2"] if worker else ["--version"], "worker", self.worker_log
+        )
+        self._wait_ready(worker)
 
     def _spawn(self, args: list[str], data: str, log: Path) -> subprocess.Popen[bytes]:
         env = {**self.env, "FLEET_DATA_DIR": str(self.tmp / "data")}  # one shared data dir (one machine)
@@ -112,13 +114,14 @@ class Deployment:
             [str(BIN / "fleet-rlm"), *args], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
         )
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, worker: bool) -> None:
         deadline = time.monotonic() + 240
-        api_up = worker_up = False
+        api_up, worker_up = False, not worker
         while time.monotonic() < deadline and not (api_up and worker_up):
             assert self.api.poll() is None, self.api_log.read_text()
-            assert self.worker.poll() is None, self.worker_log.read_text()
-            worker_up = "turn slot(s)" in self.worker_log.read_text()
+            if worker:
+                assert self.worker.poll() is None, self.worker_log.read_text()
+                worker_up = "turn slot(s)" in self.worker_log.read_text()
             try:
                 api_up = api_up or httpx.get(f"{self.base}/ready", timeout=2).status_code == 200
             except httpx.TransportError:
@@ -269,3 +272,26 @@ def test_a_paused_worker_cannot_write_after_its_run_moved(deployment: Deployment
     ((answer,),) = _query(database, f"SELECT answer FROM turns WHERE run_id = '{run_id}'")
     assert answer is None
     driver.join(timeout=30)
+
+
+def test_a_queued_turn_waits_for_a_worker_and_a_cancel_ends_it_at_once(database: str, tmp_path: Path) -> None:
+    """No worker: the turn stays queued past the stale limit (the sweeper leaves queued runs to the queue); a
+    cancel cancels its job and ends the run in the API itself."""
+    with FakeLMServer(rule=_rule()) as lm:
+        api_only = Deployment(database, tmp_path, lm, worker=False)
+        try:
+            session_id = api_only.session()
+            run_id, driver = api_only.start_turn(session_id, {"content": "say hi", "execution_mode": "direct"}, "w1")
+            time.sleep(STALE_S * 2)
+            assert api_only.run(run_id)["status"] == "queued"
+            assert api_only.status()["queue"]["depth"] == {"turns": 1}
+            response = httpx.put(f"{api_only.base}/api/v1/runs/{run_id}/cancellation", timeout=10)
+            assert response.status_code == 202
+            assert api_only.run(run_id)["status"] == "cancelled"
+            events = api_only.follow(run_id, timeout=10)
+            assert [event["type"] for event in events] == ["turn_queued", "turn_cancelled"]
+            ((status,),) = _query(database, f"SELECT status::text FROM procrastinate_jobs WHERE lock = 'turn:{run_id}'")
+            assert status == "cancelled" and api_only.status()["queue"]["depth"] == {}
+            driver.join(timeout=30)
+        finally:
+            api_only.stop()
