@@ -295,3 +295,37 @@ def test_a_queued_turn_waits_for_a_worker_and_a_cancel_ends_it_at_once(database:
             driver.join(timeout=30)
         finally:
             api_only.stop()
+
+
+def test_an_optimization_run_goes_to_its_own_queue_and_runs_on_a_worker(database: str, tmp_path: Path) -> None:
+    from fleet_rlm.optimize.datasets import to_jsonl
+    from tests.optimize.fakes import direct_rows, teaching_lm
+
+    api = "/api/v1/optimization"
+    with teaching_lm() as lm:
+        running = Deployment(database, tmp_path, lm)
+        try:
+            body = {"module": "direct", "name": "squares", "content": to_jsonl(direct_rows(6)), "filename": "s.jsonl"}
+            dataset_id = httpx.post(f"{running.base}{api}/datasets", json=body, timeout=30).json()["id"]
+            started = httpx.post(
+                f"{running.base}{api}/runs",
+                json={"module": "direct", "dataset_id": dataset_id, "max_metric_calls": 16},
+                timeout=30,
+            )
+            assert started.status_code == 202, started.text
+            run_id = started.json()["id"]
+            ((queue,),) = _query(
+                database, f"SELECT queue_name FROM procrastinate_jobs WHERE lock = 'optimization:{run_id}'"
+            )
+            assert queue == "optimizations"
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                run = httpx.get(f"{running.base}{api}/runs/{run_id}", timeout=10).json()
+                if run["status"] not in ("queued", "running"):
+                    break
+                time.sleep(0.5)
+            assert run["status"] == "succeeded" and run["program_version"] == "direct-v1", run
+            ((owner,),) = _query(database, f"SELECT owner FROM optimization_runs WHERE id = '{run_id}'")
+            assert owner.endswith(f":{running.worker.pid}")  # the worker ran it, not the API
+        finally:
+            running.stop()
