@@ -60,6 +60,18 @@ async def reassign_orphans(session: AsyncSession, *, stale_s: float) -> int:
     return int(result.rowcount or 0)
 
 
+_PRUNE = text(
+    "DELETE FROM queue_workers w WHERE w.started_at < now() - make_interval(secs => :stale_s) AND NOT EXISTS "
+    "(SELECT 1 FROM procrastinate_workers p WHERE p.id = w.queue_worker_id)"
+)
+
+
+async def prune_workers(session: AsyncSession, *, stale_s: float) -> int:
+    """Forget workers Procrastinate itself pruned (gone without stopping: killed, lost); returns how many."""
+    result: Any = await session.execute(_PRUNE, {"stale_s": stale_s})
+    return int(result.rowcount or 0)
+
+
 @dataclass(frozen=True)
 class WorkerSlots:
     name: str

@@ -6,8 +6,8 @@ turns (the shared `turns` queue and this worker's own `turns@<name>`, where the 
 it holds go) with `turn_slots` at once, the other optimization runs with their own `optimization_slots`. Events
 reach clients on any API replica through the database and NOTIFY. It registers itself in `queue_workers` (slots,
 and the Procrastinate worker whose heartbeat says it is alive) and, every few seconds, hands the waiting turns
-of workers that stopped beating to the shared queue. SIGTERM/SIGINT stop it gracefully: running turns get
-`shutdown_grace_s`, then are recorded interrupted.
+of workers that stopped beating to the shared queue (and forgets workers the queue pruned). SIGTERM/SIGINT stop
+it gracefully: running turns get `shutdown_grace_s`, then are recorded interrupted.
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ async def _run(
             with contextlib.suppress(Exception):
                 async with database.transaction() as session:
                     moved = await jobs.reassign_orphans(session, stale_s=settings.run_stale_after_s)
+                    await jobs.prune_workers(session, stale_s=settings.run_stale_after_s)
                 if moved:
                     log.warning("%d waiting turn(s) of stopped workers moved to the shared queue", moved)
             await _first(stop.wait, lambda: asyncio.wait(runs), timeout=max(1.0, settings.run_heartbeat_s))
