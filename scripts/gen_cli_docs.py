@@ -71,6 +71,14 @@ Keys: Enter sends; Alt-Enter (or Esc then Enter) or a trailing backslash continu
 cancels the running turn (the session is kept); Ctrl-C twice at the prompt, Ctrl-D or `/exit` leaves (one
 Ctrl-C that lands just after a turn ended does not); Up/Down walk the
 input history (kept in `chat_history` in the data dir). When stdin is not a terminal, lines are read plainly.
+Resuming a session (`--session`, `/resume`) shows its last turns; a turn that failed, was cancelled or
+interrupted says so on its `fleet:` line (with the error), as `sessions show` does. `/cancel` (and Ctrl-C) on a
+turn that already ended says there was nothing to stop.
+
+Context you give with `/attach PATH`, `/url URL`, `/repo URL [REF]` or `/context PATH` joins the session with the
+next turn and every later turn gets it too, without uploading it again. `/sources` lists what the session holds
+(name, where it came from, size, the turn that added it, id); `/detach NAME` (or its id) removes one, so the next
+turn no longer gets it (`error[context_source_not_found]` names the ones held when nothing matches).
 
 `/profile NAME` makes a stored LM profile serve the root role of this session's turns (it is saved in the
 session's settings); it wins over your root binding, which wins over the server's `DSPY_LM_MODEL`. A name that

@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+ALLOW_PRIVATE_URLS = "FLEET_URL_ALLOW_PRIVATE=true"
+"""How an operator allows localhost and private addresses as context (named the same by server, CLI and chat)."""
+
+ACTIONS: dict[str, str] = {
+    "file_not_found": "check the path and retry",
+    "file_is_directory": "give a file; to use a folder, put it in the workspace volume and use `/context PATH`",
+    "promotion_not_better": "promote anyway with confirm=true (CLI: `fleet-rlm optimize promote RUN --force`)",
+}
+"""The one action of each code raised from several places: it wins over the raiser's own wording."""
+
 
 class FleetError(Exception):
     """A user-facing failure. `code` is stable (clients match on it); `message` is one line."""
@@ -30,7 +40,7 @@ class FleetError(Exception):
             self.code = code
         if status is not None:
             self.status = status
-        self.action = action
+        self.action = ACTIONS.get(self.code, action)
         self.details = details or {}
 
     def to_dict(self) -> dict[str, Any]:

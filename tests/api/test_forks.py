@@ -44,7 +44,8 @@ def test_fork_after_turn_one_of_three_sees_only_that_turn(client: TestClient, lm
     (forked,) = client.get(f"/api/v1/runs/{fork['last_run_id']}/events").json()["items"]
     assert forked["type"] == "session_forked" and forked["session_id"] == fork["id"]
     assert (forked["origin_session_id"], forked["after_turn"], forked["origin_turns"]) == (origin, 1, 3)
-    assert any("REPL state" in line for line in forked["not_shared"])
+    assert any("REPL's variables" in line for line in forked["shared"])
+    assert any("not plain data" in line for line in forked["not_shared"])
     assert any("workspace" in line for line in forked["shared"])
 
     detail = client.get(f"/api/v1/sessions/{origin}").json()

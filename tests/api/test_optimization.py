@@ -138,6 +138,17 @@ def test_dataset_from_feedback(client: TestClient) -> None:
     assert made.json()["skipped"] == {"thumbs-down without an expected answer": 1}
     none = client.post(f"{API}/datasets/from-feedback", json={"module": "cited_answer", "name": "x"})
     assert none.json()["error"]["code"] == "dataset_no_feedback"
+    # rated runs picked one by one (the datasets page's selection) become the rows, and an optimization runs on them
+    body = {"module": "direct", "name": "picked", "run_ids": [down, skipped]}
+    picked = client.post(f"{API}/datasets/from-feedback", json=body)
+    assert picked.status_code == 201, picked.text
+    assert [(r["task"], r["answer"]) for r in picked.json()["rows"]] == [("q2", "the right answer")]
+    assert client.put(f"/api/v1/traces/feedback/{skipped}", json={"rating": "up"}).status_code == 200
+    body = {"module": "direct", "name": "picked-2", "run_ids": [down, skipped]}
+    picked = client.post(f"{API}/datasets/from-feedback", json=body).json()
+    assert [(r["task"], r["answer"]) for r in picked["rows"]] == [("q2", "the right answer"), ("q3", "wrong answer")]
+    run = wait_run(client, start_run(client, picked["id"], max_metric_calls=4))
+    assert run["status"] == "succeeded", run
 
 
 def test_cancel_stops_the_run(settings: Settings) -> None:

@@ -104,7 +104,7 @@ def test_another_users_run_is_404_everywhere(settings: Settings) -> None:
 
 
 def test_an_interrupted_run_is_final_for_every_client(settings: Settings) -> None:
-    """interrupted is final: a follower ends at once (no terminal event needed) and a cancel changes nothing."""
+    """interrupted is final: a follower ends at once (no terminal event needed); a cancel is refused."""
     with TestClient(create_app(settings)) as client:
         sid = new_session(client, {})
         run_id = seed_run(client, {}, sid, event_types=[("status", {"text": "working"})], status="running")
@@ -115,8 +115,8 @@ def test_an_interrupted_run_is_final_for_every_client(settings: Settings) -> Non
 
         on_app(client, interrupt)
         cancel = client.put(f"/api/v1/runs/{run_id}/cancellation")
-        assert cancel.status_code == 202
-        assert (cancel.json()["status"], cancel.json()["cancel_requested"]) == ("interrupted", False)
+        assert_error(cancel, 409, "run_finished")  # says so, instead of accepting a request that does nothing
+        assert "interrupted" in cancel.json()["error"]["message"]
         with client.stream("GET", f"/api/v1/runs/{run_id}/stream") as response:
             text = "".join(response.iter_text())
         assert "event: status" in text and text.count("event: ") == 1  # replayed, then ended: nothing more comes

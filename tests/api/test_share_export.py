@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -60,13 +61,65 @@ def test_html_export_is_one_safe_redacted_file_with_the_tree(settings: Settings)
         assert secret not in page
     assert str(configured.data_dir) not in page and me["id"] not in page and me["workspace_id"] not in page
     assert "Redaction" in page and "configured_secret: " in page and "host_path: " in page
-    for shape in ("iteration 1", "llm_query_batched (2 prompts)", "child RLM c1 (depth 1)", "tool search_docs"):
+    for shape in ("Iteration 1", "llm_query_batched", "2 prompts", "Child RLM · depth 1", "search_docs"):
         assert shape in page, shape
-    child_block = page[page.index("child RLM c1") :]
-    assert "child:c1" in child_block and "child output line" in child_block
+    child_block = page[page.index("Child RLM · depth 1") :]
+    assert "summarise part one" in child_block and "child output line" in child_block
     assert 'style="left:' in page and "rate limited" in page
     assert "data:image/png;base64,iVBOR" in page and "not a valid image of its type" in page
     assert "# Notes" in page and run_id in page
+
+
+class Outline(HTMLParser):
+    """The page's trace tree as [kind, title, children], read from its markup as a browser nests it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root: list[Any] = []
+        self.stack: list[tuple[str, list[Any]]] = [("", self.root)]
+        self.title: list[Any] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag in ("div", "details") and "node" in classes:
+            kind = next(c[2:] for c in classes if c.startswith("k-"))
+            entry: list[Any] = [kind, "", []]
+            self.stack[-1][1].append(entry)
+            self.stack.append((tag, entry[2]))
+            self._entry = entry
+        elif tag in ("div", "details"):
+            self.stack.append((tag, self.stack[-1][1]))
+        if tag == "span" and "title" in classes:
+            self.title = self._entry
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("div", "details"):
+            self.stack.pop()
+        if tag == "span":
+            self.title = None
+
+    def handle_data(self, data: str) -> None:
+        if self.title is not None and not self.title[1]:
+            self.title[1] = data.strip()
+
+
+def test_html_export_draws_the_workbench_tree_for_any_width(settings: Settings) -> None:
+    configured = _configured(settings)
+    with TestClient(create_app(configured)) as client:
+        sid, _ = seed_shared_session(client, configured)
+        page = client.get(f"/api/v1/sessions/{sid}/export", params={"format": "html"}).text
+    parser = Outline()
+    parser.feed(page[page.index('<div class="tree">') : page.index('<div class="answer"')])
+    cell = [
+        ["batch", "llm_query_batched", [["sub_lm", "Sub-LM #1", []], ["sub_lm", "Sub-LM #2", []]]],
+        ["child", "Child RLM · depth 1", [["iteration", "Iteration 1", [["code", "REPL cell", []]]]]],
+        ["tool", "search_docs", []],
+    ]
+    assert parser.root == [["event", "Route: rlm", []], ["iteration", "Iteration 1", [["code", "REPL cell", cell]]]]
+    for raw in ("turn_started", "turn_finished", ">final<", ">usage<", ">status<"):
+        assert raw not in page, raw  # lifecycle events are the run itself, not steps
+    assert "@media (max-width:640px)" in page and "grid-template-columns:minmax(0,1fr)" in page
+    assert "Steps are grouped as in the workbench" in page
 
 
 def test_markdown_export_fences_and_escapes(settings: Settings) -> None:
@@ -83,7 +136,7 @@ def test_markdown_export_fences_and_escapes(settings: Settings) -> None:
     assert "## Turn 1" in text and "<details>" in text and "**Answer**" in text
     outside_fences = re.sub(r"(?ms)^\s*(`{3,})[a-z]*\n.*?^\s*\1\s*$", "", text)
     assert "<script" not in outside_fences and "<img" not in outside_fences
-    assert "llm\\_query\\_batched \\(2 prompts\\)" in text and "child RLM c1" in text
+    assert "**llm\\_query\\_batched** · 2 prompts" in text and "**Child RLM · depth 1** · summarise part one" in text
 
 
 def test_json_export_is_the_bundle_without_secrets(settings: Settings) -> None:

@@ -49,7 +49,11 @@ def seed_version(client: TestClient, headers: dict[str, str], dataset_name: str)
     async def seed(db: Database) -> tuple[str, str]:
         async with db.transaction() as s:
             run = await opt_repo.create_run(
-                s, user_id=owner, module="direct", dataset_id=None, config={"dataset_name": dataset_name}
+                s,
+                user_id=owner,
+                module="direct",
+                dataset_id=None,
+                config={"dataset_name": dataset_name, "val_size": 2, "baseline_version": "builtin-1"},
             )
             label = await programs_repo.next_version_label(s, module="direct")
             await programs_repo.add_version(
@@ -61,7 +65,8 @@ def seed_version(client: TestClient, headers: dict[str, str], dataset_name: str)
                 manifest={"dataset": {"id": "d1", "name": dataset_name, "rows": 6}, "optimization_run_id": run.id},
             )
             await opt_repo.set_status(s, run_id=run.id, status="running")
-            await opt_repo.set_status(s, run_id=run.id, status="succeeded", program_version=label)
+            scores = {"baseline": 0.0, "optimized": 1.0}  # better than the built-in on its validation rows
+            await opt_repo.set_status(s, run_id=run.id, status="succeeded", program_version=label, scores=scores)
         return run.id, label
 
     return on_app(client, seed)

@@ -83,3 +83,16 @@ def test_only_the_owners_workspace(settings: Settings) -> None:
         assert (alice_root / "artifacts" / "a.txt").read_bytes() == b"alice"
         assert (bob_root / "artifacts" / "a.txt").read_bytes() == b"bob"
         assert_error(client.put(FILE, params={"path": "artifacts/x"}, content=b"x"), 401, "unauthorized")
+
+
+def test_volume_uploads_and_attachments_share_one_limit(settings: Settings) -> None:
+    """A 9 MiB file goes into memory/ as it does as an attachment (both within upload_max_bytes, 50 MiB by
+    default); the request-body limit for JSON calls (8 MiB) does not apply to uploads. /api/v1/info tells the UI
+    the limit so it can show it before an upload."""
+    nine_mib = b"x" * (9 * 1024 * 1024)
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/api/v1/info").json()["upload_max_bytes"] == settings.upload_max_bytes == 50 * 1024 * 1024
+        made = client.put(FILE, params={"path": "memory/big.bin"}, content=nine_mib)
+        assert made.status_code == 201, made.text
+        attached = client.post("/api/v1/attachments", files={"file": ("big.txt", nine_mib, "text/plain")})
+        assert attached.status_code in (200, 201), attached.text

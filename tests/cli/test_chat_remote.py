@@ -126,3 +126,26 @@ def test_chat_uses_fleet_token_against_a_token_server(settings, tmp_path: Path) 
     assert refused.returncode == 1 and refused.stderr.startswith("error[unauthorized]"), refused
     assert len(refused.stderr.strip().splitlines()) == 1
     assert accepted.returncode == 0 and "answer 1: hi" in accepted.stdout, accepted
+
+
+def test_resuming_shows_a_failed_turn_as_failed(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A failed earlier turn reads as failed, with its error, in the chat's resume and in `sessions show`."""
+    with scripted_server(settings) as (url, _):
+        with FleetClient(url) as client:
+            session = client.create_session(title="one failure")
+            assert list(client.start_turn(session["id"], {"content": "fail please"}, StreamState()))[-1].type == (
+                "turn_failed"
+            )
+            assert list(client.start_turn(session["id"], {"content": "then work"}, StreamState()))[-1].type == (
+                "turn_finished"
+            )
+            ended = client.get_session(session["id"])["last_run_id"]
+            assert client.cancel_run(ended) is None  # an ended run: nothing to stop, said without an error
+        env = cli_env(tmp_path / "cli")
+        resumed = run_cli("fleet-rlm", ["chat", "--url-server", url, "--session", session["id"]], env, stdin="")
+        shown = run_cli("fleet-rlm", ["sessions", "show", session["id"], "--url-server", url], env)
+    for out in (resumed.stdout, shown.stdout):
+        lines = [line.strip() for line in out.splitlines()]
+        at = lines.index("you: fail please")
+        assert lines[at + 1] == "fleet: failed error[lm_auth_failed]: bad key", out
+        assert "fleet: answer 1: then work" in out  # a failed turn is not part of the next turn's history

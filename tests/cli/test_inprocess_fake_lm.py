@@ -113,3 +113,43 @@ def test_chat_checks_url_and_repo_targets_when_entered(tmp_path: Path) -> None:
     assert out.count("error[context_repo_blocked]") == 2, chat.stdout
     assert "FLEET_URL_ALLOW_PRIVATE" in out and "will fetch" not in out and "will clone" not in out
     assert lm.requests == []
+
+
+def test_chat_keeps_an_attachment_for_later_turns_until_detached(tmp_path: Path) -> None:
+    """/attach on turn 1, a follow-up still sees the file, /sources lists it, /detach removes it for turn 3."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("NOTE-MARKER-77: the launch is on Friday\n", encoding="utf-8")
+    stdin = "\n".join(
+        [
+            "/mode direct",
+            f"/attach {notes}",
+            "first question",
+            "second question",
+            "/sources",
+            "/detach nope.txt",
+            "/detach notes.txt",
+            "third question",
+            "/sources",
+        ]
+    )
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        chat = run_cli("fleet", [], _env(tmp_path / "data", lm), stdin=stdin + "\n", timeout=180)
+        prompts = [request.text for request in lm.requests]
+    assert chat.returncode == 0, chat
+    assert "Traceback" not in chat.stdout + chat.stderr
+    by_turn = {
+        task: next(p for p in prompts if task in p and not any(later in p for later in after))
+        for task, after in (
+            ("first question", ("second question", "third question")),
+            ("second question", ("third question",)),
+            ("third question", ()),
+        )
+    }
+    assert "NOTE-MARKER-77" in by_turn["first question"]
+    assert "NOTE-MARKER-77" in by_turn["second question"]  # a follow-up: nothing attached again
+    assert "NOTE-MARKER-77" not in by_turn["third question"]  # detached
+    out = " ".join(chat.stdout.split())
+    assert "notes.txt attachment" in out  # /sources: name and where it came from
+    assert "error[context_source_not_found]" in out and "give one of: notes.txt" in out
+    assert "removed notes.txt from the session's context" in out
+    assert "this session holds no context yet" in out  # /sources after /detach

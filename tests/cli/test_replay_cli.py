@@ -63,6 +63,13 @@ def test_replay_run_and_set_offline(tmp_path: Path) -> None:
     replayed = run_cli("fleet-rlm", ["replay", run_id], env, timeout=180)
     assert replayed.returncode == 0, replayed
     assert f"{run_id}  identical (4/4 LM calls" in replayed.stdout
+    named = json.loads(run_cli("fleet-rlm", ["replay", run_id, "--json"], env, timeout=180).stdout)[0]
+    assert set(named["program_versions"].values()) == {"builtin-1"}, named
+    builtin = run_cli("fleet-rlm", ["replay", run_id, "--program-version", "builtin-1", "--json"], env, timeout=180)
+    assert builtin.returncode == 0, builtin  # every version the report names is accepted back
+    assert json.loads(builtin.stdout)[0]["result"] == "identical"
+    unknown = run_cli("fleet-rlm", ["replay", run_id, "--program-version", "nope-v1"], env, timeout=180)
+    assert unknown.returncode == 1 and "error[program_version_not_found]" in unknown.stderr, unknown
     saved = run_cli("fleet-rlm", ["replay", "--save-set", "smoke", run_id], env)
     assert saved.returncode == 0 and "saved set smoke (1 runs)" in saved.stdout, saved
     listed = run_cli("fleet-rlm", ["replay", "--list-sets"], env)

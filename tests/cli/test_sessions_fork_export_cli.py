@@ -52,7 +52,7 @@ def test_export_html_and_markdown_to_files(settings, tmp_path: Path) -> None:  #
     assert f"exported session {sid} (html) to {page}" in as_html.stderr
     html = page.read_text(encoding="utf-8")
     assert html.startswith("<!doctype html>") and "share &lt;b&gt;me&lt;/b&gt;" in html
-    assert "llm_query_batched (2 prompts)" in html and "child RLM c1" in html and "answer 1: share" in html
+    assert "llm_query_batched" in html and "Child RLM · depth 1" in html and "answer 1: share" in html
     assert as_md.returncode == 0 and notes.read_text(encoding="utf-8") == to_stdout.stdout
     assert "## Turn 1" in to_stdout.stdout and "```text\nshare <b>me</b>\n```" in to_stdout.stdout
     assert bad.returncode == 2

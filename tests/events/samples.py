@@ -49,6 +49,13 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "omitted": 0,
         "iteration": 1,
     },
+    "repl_restored": {
+        "source": "fork",
+        "source_run_id": "r0",
+        "source_iteration": 2,
+        "restored": ["x", "rows"],
+        "not_restored": {"sock": "type socket is not plain data"},
+    },
     "tool_call": {"call_id": "tc1", "name": "search", "args": {"q": "dspy", "limit": 3}},
     "tool_result": {"call_id": "tc1", "name": "search", "ok": False, "error": "timeout", "latency_ms": 10},
     "sub_lm_start": {

@@ -45,3 +45,14 @@ def router_rows(n: int) -> list[dict[str, Any]]:
 
 def direct_rows(n: int) -> list[dict[str, Any]]:
     return [{"task": f"what is {i} squared? [answer={i * i}]", "answer": str(i * i)} for i in range(n)]
+
+
+def stubborn_lm() -> FakeLMServer:
+    """Reflection proposes an instruction that teaches nothing: the candidate scores what the baseline did."""
+
+    def useless(request: RecordedRequest) -> str | None:
+        if "`new_instruction`" in request.system_text:
+            return json.dumps({"new_instruction": "Answer carefully."})
+        return None
+
+    return FakeLMServer(rules=[useless, adapter_fields_rule(answer="wrong answer", choose=_choose)])

@@ -25,6 +25,7 @@ DAYTONA_MODULES = {
     "tests.sandbox.test_values",
     "tests.sandbox.test_flex",
     "tests.sandbox.test_worker_guard",
+    "tests.sandbox.test_repl_state",
 }
 needs_bwrap = pytest.mark.skipif(
     isolation_level() != "bubblewrap", reason="bubblewrap is not usable on this host (isolation: reduced)"

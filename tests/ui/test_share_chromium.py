@@ -60,11 +60,11 @@ def test_offline_export_renders_the_tree_and_requests_nothing(exported: Path, pa
     assert page.evaluate("performance.getEntriesByType('resource').length") == 0
     assert page.locator("details.run").count() == 1
     tree = page.locator("details.run .tree")
-    for shape in ("iteration 1", "llm_query_batched (2 prompts)", "child RLM c1 (depth 1)", "tool search_docs"):
+    for shape in ("Iteration 1", "llm_query_batched", "2 prompts", "Child RLM · depth 1", "search_docs"):
         assert tree.get_by_text(shape, exact=False).first.is_visible(), shape
     child = page.locator("details.k-child")
     assert child.locator("details.k-iteration").count() == 1  # the child's own iteration is nested under it
-    assert child.get_by_text("child output line").is_visible()
+    assert child.get_by_text("child output line", exact=True).is_visible()  # the cell's output, open
     answer = page.locator(".answer pre")
     assert answer.is_visible() and answer.inner_text() == "The answer is 42 </pre><b>not bold</b>"
     assert page.locator(".redaction li").count() >= 2

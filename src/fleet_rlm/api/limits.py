@@ -1,8 +1,9 @@
 """Request size limits, enforced before and while a body streams in (never after buffering it all).
 
 A declared Content-Length over the limit is refused at once with 413 `payload_too_large`; a chunked body is
-counted as it arrives and refused the moment it passes the limit. Uploads (POST /api/v1/attachments) may be
-as large as `upload_max_bytes` plus multipart overhead; the upload route itself enforces the exact file limit.
+counted as it arrives and refused the moment it passes the limit. Uploads, both attachments (POST
+/api/v1/attachments) and volume files (PUT /api/v1/runtime/volume/file), share one limit, `upload_max_bytes`
+(plus multipart overhead here); each upload route enforces the exact file limit itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from fleet_rlm.config import Settings
 
 REQUEST_MAX_BYTES = 8 * 1024 * 1024
 MULTIPART_OVERHEAD_BYTES = 1024 * 1024
-UPLOAD_PATH = "/api/v1/attachments"
+UPLOAD_PATHS = frozenset({"/api/v1/attachments", "/api/v1/runtime/volume/file"})
 
 
 def payload_too_large_body(limit: int, what: str = "request body") -> dict[str, Any]:
@@ -25,7 +26,7 @@ def payload_too_large_body(limit: int, what: str = "request body") -> dict[str, 
         "error": {
             "code": "payload_too_large",
             "message": f"the {what} is larger than {limit} bytes",
-            "action": "send less data (upload large inputs as attachments, within upload_max_bytes)",
+            "action": "send less data; large inputs go in as attachments or volume uploads",
         }
     }
 
@@ -39,7 +40,7 @@ class BodyLimitMiddleware:
         self.request_limit = max(REQUEST_MAX_BYTES, 0)
 
     def limit_for(self, scope: Scope) -> int:
-        return self.upload_limit if scope.get("path") == UPLOAD_PATH else self.request_limit
+        return self.upload_limit if scope.get("path") in UPLOAD_PATHS else self.request_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

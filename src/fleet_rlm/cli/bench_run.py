@@ -15,13 +15,13 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from fleet_rlm.bench import BenchProgress, BenchTask, TaskOutcome, TaskResult, run_bench
 from fleet_rlm.bench.summary import summarize
 from fleet_rlm.bench.types import RunTask
 from fleet_rlm.cli.client import FleetClient, StreamState
 from fleet_rlm.cli.connect import open_client
+from fleet_rlm.cli.tables import print_table
 
 
 def api_run_task(client: FleetClient, *, mode: str) -> RunTask:
@@ -59,12 +59,12 @@ def api_run_task(client: FleetClient, *, mode: str) -> RunTask:
     return run
 
 
-def results_table(results: list[TaskResult]) -> Table:
-    table = Table(title="Benchmark results (means per task)")
-    for column in ("group", "tasks", "score", "cost $", "tokens", "LM calls", "iters", "s/task", "failed", "paper"):
-        table.add_column(column, overflow="fold")
-    for row in summarize(results):
-        table.add_row(
+RESULT_COLUMNS = ("group", "tasks", "score", "cost $", "tokens", "LM calls", "iters", "s/task", "failed", "paper")
+
+
+def results_rows(results: list[TaskResult]) -> list[list[str]]:
+    return [
+        [
             row.group,
             str(row.tasks),
             f"{row.score:.3f}",
@@ -75,8 +75,9 @@ def results_table(results: list[TaskResult]) -> Table:
             f"{row.seconds:.1f}",
             str(row.failed),
             row.reference,
-        )
-    return table
+        ]
+        for row in summarize(results)
+    ]
 
 
 def execute(
@@ -112,6 +113,6 @@ def execute(
     summary_path = results_path.with_suffix(".summary.json")
     summary = {"results": str(results_path), "groups": [g.to_dict() for g in summarize(results)]}
     summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    Console().print(results_table(results))
+    print_table(RESULT_COLUMNS, results_rows(results), title="Benchmark results (means per task)")
     typer.echo(f"results: {results_path}\nsummary: {summary_path}", err=True)
     return results

@@ -154,12 +154,28 @@ class FleetClient:
     def delete_session(self, session_id: str) -> None:
         self.request("DELETE", f"{API}/sessions/{session_id}")
 
+    def list_feedback(self, **filters: Any) -> dict[str, Any]:
+        return dict(self.get_json(f"{API}/traces/feedback", **filters))
+
+    def put_feedback(self, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.request("PUT", f"{API}/traces/feedback/{run_id}", json=body).json())
+
+    def delete_feedback(self, run_id: str) -> None:
+        self.request("DELETE", f"{API}/traces/feedback/{run_id}")
+
     def list_turns(self, session_id: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/turns", limit=limit, offset=offset))
 
     def fork_session(self, session_id: str, after_turn: int | None = None, title: str | None = None) -> dict[str, Any]:
         body = {key: value for key, value in (("after_turn", after_turn), ("title", title)) if value is not None}
         return dict(self.request("POST", f"{API}/sessions/{session_id}/fork", json=body).json())
+
+    def session_context(self, session_id: str) -> list[dict[str, Any]]:
+        """The context sources the session holds (what its next turn gets)."""
+        return list(self.get_json(f"{API}/sessions/{session_id}/context")["items"])
+
+    def remove_context_source(self, session_id: str, source_id: str) -> None:
+        self.request("DELETE", f"{API}/sessions/{session_id}/context/{source_id}")
 
     def export_session(self, session_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/sessions/{session_id}/export"))
@@ -190,8 +206,14 @@ class FleetClient:
         state.run_id = run_id
         yield from self._stream("GET", f"{API}/runs/{run_id}/stream", state, params={"after": after})
 
-    def cancel_run(self, run_id: str) -> dict[str, Any]:
-        return dict(self.request("PUT", f"{API}/runs/{run_id}/cancellation").json())
+    def cancel_run(self, run_id: str) -> dict[str, Any] | None:
+        """Ask the run to stop; None when it had already ended (`run_finished`: there was nothing to stop)."""
+        try:
+            return dict(self.request("PUT", f"{API}/runs/{run_id}/cancellation").json())
+        except FleetError as exc:
+            if exc.code == "run_finished":
+                return None
+            raise
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         return dict(self.get_json(f"{API}/runs/{run_id}"))
@@ -241,8 +263,10 @@ class FleetClient:
 
 def require_file(path: Path) -> Path:
     """`path` if it is a file; else the one-line `file_not_found` error (checked before anything is created)."""
+    if path.is_dir():
+        raise FleetError(f"{path} is a directory, not a file", code="file_is_directory")
     if not path.is_file():
-        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the path and retry")
+        raise FleetError(f"no such file: {path}", code="file_not_found")
     return path
 
 

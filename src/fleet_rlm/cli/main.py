@@ -23,6 +23,7 @@ FLEET_RLM_COMMANDS = {  # listed in this order by --help: commands, then groups
     "daytona-smoke": f"{CLI}.daytona:daytona_smoke",
     "daytona-snapshot": f"{CLI}.daytona:daytona_snapshot",
     "sessions": f"{CLI}.sessions:sessions_app",
+    "feedback": f"{CLI}.feedback:feedback_app",
     "profiles": f"{CLI}.profiles:profiles_app",
     "auth": f"{CLI}.auth:auth_app",
     "db": f"{CLI}.db:db_app",

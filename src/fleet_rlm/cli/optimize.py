@@ -8,6 +8,7 @@ Both forms work: `fleet-rlm optimize MODULE DATASET.jsonl [--auto light] [--repo
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,13 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
-from fleet_rlm.cli.client import FleetClient
+from fleet_rlm.cli.client import FleetClient, require_file
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.options import ServerOption
+from fleet_rlm.cli.tables import print_table
 from fleet_rlm.errors import FleetError
 from fleet_rlm.events.status import FINAL
 
@@ -51,27 +52,26 @@ def list_modules(url_server: str | None = ServerOption) -> None:
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             modules = client.get_json(f"{API}/modules")
-        table = Table(title="Optimizable modules")
-        for column in ("module", "kind", "required keys", "optional", "metric", "description"):
-            table.add_column(column, overflow="fold")
-        for m in modules:
-            table.add_row(
+        columns = ("module", "kind", "required keys", "optional", "metric", "description")
+        rows = [
+            (
                 m["name"],
                 m["kind"],
                 ", ".join(m["required_keys"]),
-                ", ".join(m["optional_keys"]),
+                ", ".join(m["optional_keys"]) or "-",
                 m["metric"],
                 m["description"],
             )
-        Console().print(table)
+            for m in modules
+        ]
+        print_table(columns, rows, title="Optimizable modules")
 
     guarded(body)
 
 
 def upload_dataset(client: FleetClient, module: str, path: Path) -> dict[str, Any]:
     """Upload (or reuse, when the same file was uploaded before) the dataset; the name carries a content hash."""
-    if not path.is_file():
-        raise FleetError(f"no such file: {path}", code="file_not_found", action="check the dataset path")
+    require_file(path)
     content = path.read_text(encoding="utf-8")
     name = f"{path.stem}-{hashlib.sha256(content.encode()).hexdigest()[:8]}"
     for existing in client.get_json(f"{API}/datasets", module=module):
@@ -79,6 +79,21 @@ def upload_dataset(client: FleetClient, module: str, path: Path) -> dict[str, An
             return dict(existing)
     body = {"module": module, "name": name, "content": content, "filename": path.name}
     return dict(client.request("POST", f"{API}/datasets", json=body).json())
+
+
+def _bar_state(run: dict[str, Any]) -> dict[str, Any]:
+    """Description and counts of the progress bar; a finished run shows N/N and how many metric calls it made."""
+    p = run.get("progress") or {}
+    calls = int(p.get("metric_calls") or 0)
+    if run["status"] in FINAL:
+        budget = p.get("max_metric_calls")
+        of = f" of a {budget} budget" if budget and budget != calls else ""
+        text = f"{run['status']} after {calls} metric calls{of}"
+        return {"description": text, "completed": calls, "total": calls}
+    best = p.get("best_score")
+    text = f"{p.get('phase', run['status'])} iter {p.get('iteration', 0)}"
+    text += f" best {best:.3f}" if isinstance(best, (int, float)) else ""
+    return {"description": text, "completed": calls, "total": p.get("max_metric_calls")}
 
 
 def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
@@ -90,13 +105,7 @@ def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
         try:
             while True:
                 run: dict[str, Any] = client.get_json(f"{API}/runs/{run_id}")
-                p = run.get("progress") or {}
-                best = p.get("best_score")
-                text = f"{p.get('phase', run['status'])} iter {p.get('iteration', 0)}"
-                text += f" best {best:.3f}" if isinstance(best, (int, float)) else ""
-                bar.update(
-                    handle, description=text, completed=p.get("metric_calls", 0), total=p.get("max_metric_calls")
-                )
+                bar.update(handle, **_bar_state(run))
                 if run["status"] in FINAL:
                     return run
                 time.sleep(0.5)
@@ -106,6 +115,7 @@ def follow(client: FleetClient, run_id: str) -> dict[str, Any]:
             while run["status"] not in FINAL:
                 time.sleep(0.5)
                 run = client.get_json(f"{API}/runs/{run_id}")
+            bar.update(handle, **_bar_state(run))
             return run
 
 
@@ -116,7 +126,9 @@ def run(
     auto: str | None = typer.Option(None, "--auto", help="GEPA budget: light, medium or heavy (default light)."),
     max_metric_calls: int | None = typer.Option(None, "--max-metric-calls", min=1, help="Budget in metric calls."),
     report: Path | None = typer.Option(None, "--report", help="Write a Markdown report to this file."),
-    promote: bool = typer.Option(False, "--promote", help="Promote the new version when the run succeeds."),
+    promote: bool = typer.Option(
+        False, "--promote", help="Promote the new version when it is strictly better than the current one."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the train/validation split and GEPA."),
     url_server: str | None = ServerOption,
 ) -> None:
@@ -138,10 +150,10 @@ def run(
             if report is not None:
                 report.write_text(results["report_markdown"], encoding="utf-8")
                 typer.echo(f"report: {report}", err=True)
+            promoted = ""
             if final["status"] == "succeeded" and promote:
-                client.request("POST", f"{API}/runs/{final['id']}/promote")
+                promoted = promote_if_better(client, final["id"])
         scores = final.get("scores") or {}
-        promoted = ", promoted" if promote and final.get("program_version") else ""
         typer.echo(
             f"{final['status']}: baseline {scores.get('baseline')} -> optimized {scores.get('optimized')}"
             f" (version {final.get('program_version') or '-'}{promoted})"
@@ -164,21 +176,23 @@ def runs(module: str | None = typer.Option(None, "--module"), url_server: str | 
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             items = client.get_json(f"{API}/runs", module=module)
-        table = Table(title="Optimization runs")
-        for column in ("id", "module", "status", "baseline", "optimized", "version", "created"):
-            table.add_column(column, overflow="fold")
+        columns = ("id", "module", "status", "baseline", "optimized", "version", "created")
+        rows = []
         for r in items:
             s = r.get("scores") or {}
-            table.add_row(
-                r["id"],
-                r["module"],
-                r["status"],
-                str(s.get("baseline", "-")),
-                str(s.get("optimized", "-")),
-                r.get("program_version") or "-",
-                r["created_at"][:19],
+            baseline, optimized = s.get("baseline"), s.get("optimized")
+            rows.append(
+                (
+                    r["id"],
+                    r["module"],
+                    r["status"],
+                    "-" if baseline is None else f"{baseline:.3f}",
+                    "-" if optimized is None else f"{optimized:.3f}",
+                    r.get("program_version") or "-",
+                    r["created_at"][:19],
+                )
             )
-        Console().print(table)
+        print_table(columns, rows, title="Optimization runs")
 
     guarded(body)
 
@@ -209,12 +223,9 @@ def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
     def body() -> None:
         with open_client(url_server, need_model=False) as client:
             c = client.get_json(f"{API}/runs/compare", a=a, b=b)
-        table = Table(title=f"{a} vs {b}: delta {c['delta']} ({c['better']} better, {c['worse']} worse)")
-        for column in ("example", "a", "b", "delta"):
-            table.add_column(column)
-        for e in c["examples"]:
-            table.add_row(str(e["index"]), str(e["a"]), str(e["b"]), str(e["delta"]))
-        Console().print(table)
+        title = f"{a} vs {b}: delta {c['delta']} ({c['better']} better, {c['worse']} worse)"
+        rows = [(e["index"], e["a"], e["b"], e["delta"]) for e in c["examples"]]
+        print_table(("example", "a", "b", "delta"), rows, title=title)
 
     guarded(body)
 
@@ -222,18 +233,49 @@ def compare(a: str, b: str, url_server: str | None = ServerOption) -> None:
 GLOBAL_HELP = "Admins: for every user's turns (scope=global) instead of only yours."
 
 
+def promote_if_better(client: FleetClient, run_id: str) -> str:
+    """`run --promote`: promote only a strictly better version; say why not otherwise (never asks)."""
+    check = client.get_json(f"{API}/runs/{run_id}/promotion")
+    if not (check["better"] or check["already_current"]):
+        typer.echo(f"not promoted: {comparison(check)}; promote anyway with `optimize promote {run_id} --force`")
+        return ""
+    client.request("POST", f"{API}/runs/{run_id}/promote")
+    return ", promoted"
+
+
+def comparison(check: dict[str, Any]) -> str:
+    current = check["current_score"]
+    current_text = "not scored on these rows" if current is None else f"{current:.3f}"
+    candidate = check["candidate_score"]
+    return (
+        f"{check['candidate_version']} {'-' if candidate is None else f'{candidate:.3f}'} vs current "
+        f"{check['current_version']} {current_text} on the same {check['rows']} validation rows"
+    )
+
+
 @optimize_app.command("promote")
 def promote_run(
     run_id: str,
     everyone: bool = typer.Option(False, "--global", help=GLOBAL_HELP),
+    force: bool = typer.Option(False, "--force", help="Promote even when it is not better; do not ask."),
     url_server: str | None = ServerOption,
 ) -> None:
-    """Use the version this run produced for your new turns (or, --global, everyone's)."""
+    """Use the version this run produced for your new turns (or, --global, everyone's). Shows its score beside
+    the current version's; one that is not better is promoted only after you confirm (or with --force)."""
 
     def body() -> None:
         scope = "global" if everyone else "user"
         with open_client(url_server, need_model=False) as client:
-            version = client.request("POST", f"{API}/runs/{run_id}/promote", params={"scope": scope}).json()
+            check = client.get_json(f"{API}/runs/{run_id}/promotion", scope=scope)
+            typer.echo(comparison(check), err=True)
+            confirm = force
+            if not (check["better"] or check["already_current"] or force) and sys.stdin.isatty():
+                confirm = typer.confirm("It is not better than the current version. Promote anyway?", default=False)
+                if not confirm:
+                    typer.echo("not promoted", err=True)
+                    return
+            params = {"scope": scope, "confirm": "true" if confirm else "false"}
+            version = client.request("POST", f"{API}/runs/{run_id}/promote", params=params).json()
         typer.echo(f"promoted {version['module']} {version['version']}" + (" for every user" if everyone else ""))
 
     guarded(body)

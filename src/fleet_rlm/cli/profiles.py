@@ -9,12 +9,11 @@ import os
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import fail, guarded
 from fleet_rlm.cli.options import ServerOption
+from fleet_rlm.cli.tables import print_table
 
 profiles_app = typer.Typer(help="LLM profiles: endpoints, models, (encrypted) keys and headers.", no_args_is_help=True)
 
@@ -70,12 +69,12 @@ def list_profiles(
         if not items:
             typer.echo("no profiles — add one with `fleet-rlm profiles add` or `fleet-rlm profiles import-env`")
             return
-        table = Table("name", "model", "api base", "key", "headers", "roles", box=None)
+        rows = []
         for item in items:
             key = item["api_key_masked"] or ("server env" if item.get("key_source") == "server_env" else "-")
             roles = ", ".join(item["roles"]) or "-"
-            table.add_row(item["name"], item["model"], item["api_base"] or "-", key, _header_names(item), roles)
-        Console(highlight=False).print(table)
+            rows.append((item["name"], item["model"], item["api_base"] or "-", key, _header_names(item), roles))
+        print_table(("name", "model", "api base", "key", "headers", "roles"), rows)
 
     guarded(body)
 

@@ -50,7 +50,10 @@ def render(report: dict[str, Any]) -> None:
 def replay(
     run_ids: list[str] = typer.Argument(None, metavar="RUN_ID", help="Runs to replay (or to save with --save-set)."),
     program_version: str | None = typer.Option(
-        None, "--program-version", help="Replay with this saved program version instead of the recorded one."
+        None,
+        "--program-version",
+        help="Replay with this program version instead of the recorded one: a saved version, builtin-1 (the "
+        "built-in programs) or any version a replay report of the run names.",
     ),
     set_name: str | None = typer.Option(None, "--set", help="Replay every run of this regression set."),
     save_set: str | None = typer.Option(None, "--save-set", help="Save RUN_IDs as this regression set (no replay)."),

@@ -8,12 +8,13 @@ from typing import Literal
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from fleet_rlm.cli.connect import open_client
 from fleet_rlm.cli.errors import guarded
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import ServerOption
+from fleet_rlm.cli.tables import print_table
+from fleet_rlm.cli.turn_reply import reply_markup
 
 ExportFormat = Literal["json", "html", "markdown"]
 sessions_app = typer.Typer(help="List, show, fork, export and delete chat sessions.", no_args_is_help=True)
@@ -37,13 +38,8 @@ def list_sessions(
         if not page["items"]:
             typer.echo("no sessions")
             return
-        table = Table(box=None)
-        table.add_column("id", no_wrap=True, min_width=32)  # whole ids: any unique prefix works as an argument
-        table.add_column("title", no_wrap=True, overflow="ellipsis")
-        table.add_column("updated", no_wrap=True)
-        for item in page["items"]:
-            table.add_row(item["id"], item["title"] or "(untitled)", str(item["updated_at"])[:19])
-        Console(highlight=False).print(table)
+        rows = [(item["id"], item["title"] or "(untitled)", str(item["updated_at"])[:19]) for item in page["items"]]
+        print_table(("id", "title", "updated"), rows)  # whole ids: any unique prefix works as an argument
         if page["total"] > len(page["items"]):
             typer.echo(f"({len(page['items'])} of {page['total']}; use --limit or --search)")
 
@@ -77,7 +73,7 @@ def show_session(
             console.print(f"[dim]{session['summary']}[/dim]")
         for turn in turns["items"]:
             console.print(f"\n[bold]you:[/bold] {turn['user_message']}")
-            console.print(f"[bold]fleet:[/bold] {turn['answer'] or '[dim](no answer)[/dim]'}")
+            console.print(f"[bold]fleet:[/bold] {reply_markup(turn)}")
 
     guarded(body)
 

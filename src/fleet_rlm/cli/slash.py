@@ -18,6 +18,8 @@ from rich.table import Table
 from fleet_rlm.cli.chat_state import ChatState, Staged
 from fleet_rlm.cli.ids import resolve_session_id
 from fleet_rlm.cli.options import MODES, TRACE_MODES
+from fleet_rlm.cli.tables import print_table
+from fleet_rlm.cli.turn_reply import reply_markup
 from fleet_rlm.errors import FleetError
 
 MEMORY_FILE = "memory/MEMORIES.md"
@@ -83,11 +85,11 @@ def _sessions(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no sessions yet")
         return
-    table = Table("id", "title", "updated", box=None)
+    rows = []
     for item in page["items"]:
         marker = " *" if item["id"] == state.session_id else ""
-        table.add_row(item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19])
-    state.console.print(table)
+        rows.append((item["id"] + marker, item["title"] or "(untitled)", str(item["updated_at"])[:19]))
+    print_table(("id", "title", "updated"), rows, console=state.console)
 
 
 @command("resume", "/resume ID", "continue an earlier session (and follow its running turn)")
@@ -109,8 +111,7 @@ def show_history(state: ChatState, last: int = 3) -> None:
     state.say(f"resumed session {session['id']} · {session['title'] or '(untitled)'} · {turns['total']} turns")
     for turn in turns["items"][-last:]:
         state.console.print(f"[bold]you:[/bold] {_short(turn['user_message'])}")
-        if turn.get("answer"):
-            state.console.print(f"[bold]fleet:[/bold] {_short(turn['answer'])}")
+        state.console.print(f"[bold]fleet:[/bold] {reply_markup(turn, _short)}")
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -118,13 +119,13 @@ def _short(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@command("attach", "/attach PATH", "upload a local file as context for the next turn")
+@command("attach", "/attach PATH", "upload a local file into the session's context (from the next turn on)")
 def _attach(state: ChatState, args: list[str]) -> None:
     path = Path(_one(args)).expanduser()
     uploaded = state.client.upload_file(path, session_id=state.session_id)
     state.staged.attachment_ids.append(str(uploaded["id"]))
     state.staged.attachment_names.append(path.name)
-    state.say(f"attached {path.name} ({uploaded.get('size', 0):,} bytes) for the next turn")
+    state.say(f"attached {path.name} ({uploaded.get('size', 0):,} bytes): the session holds it from the next turn")
 
 
 @command("url", "/url URL", "fetch a URL as context for the next turn")
@@ -155,6 +156,43 @@ def _context(state: ChatState, args: list[str]) -> None:
     state.say(f"will load workspace path {args[0]} with the next turn")
 
 
+@command("sources", "/sources", "list the context this session holds (every next turn gets it)")
+def _sources(state: ChatState, args: list[str]) -> None:
+    items = state.client.session_context(_need_session(state))
+    if not items:
+        state.say("this session holds no context yet")
+        return
+    table = Table("name", "source", "size", "turn", "id", box=None)
+    for item in items:
+        table.add_row(item["name"], item["source"], f"{item['chars']:,} chars", str(item["turn"]), item.get("id") or "")
+    state.console.print(table)
+
+
+@command("detach", "/detach NAME|ID", "remove a file, URL, repository or text from this session's context")
+def _detach(state: ChatState, args: list[str]) -> None:
+    session_id = _need_session(state)
+    wanted = " ".join(args)
+    if not wanted:
+        raise UsageError
+    held = [item for item in state.client.session_context(session_id) if item.get("id")]
+    found = [item for item in held if item["name"] == wanted or item["id"] == wanted]
+    found = found or [item for item in held if item["id"].startswith(wanted)]
+    if not found:
+        names = ", ".join(item["name"] for item in held) or "none"
+        raise FleetError(
+            f"this session holds no context named {wanted!r}",
+            code="context_source_not_found",
+            action=f"give one of: {names}"[:300],
+        )
+    if len(found) > 1:
+        ids = ", ".join(f"{item['id']} (turn {item['turn']})" for item in found)
+        raise FleetError(
+            f"{len(found)} sources are named {wanted!r}", code="ambiguous_source", action=f"give its id: {ids}"
+        )
+    state.client.remove_context_source(session_id, found[0]["id"])
+    state.say(f"removed {found[0]['name']} from the session's context: the next turn no longer gets it")
+
+
 @command("mode", "/mode auto|direct|tools|rlm", "choose how turns run (auto lets the router decide)")
 def _mode(state: ChatState, args: list[str]) -> None:
     mode = _one(args)
@@ -173,20 +211,44 @@ def _trace(state: ChatState, args: list[str]) -> None:
     state.say(f"trace: {trace}")
 
 
-@command("profile", "/profile NAME", "use a stored LM profile for this session")
+CLEAR_PROFILE = "off"
+
+
+@command("profile", "/profile [NAME|off]", "use a stored LM profile for this session (off: the default model)")
 def _profile(state: ChatState, args: list[str]) -> None:
-    name = _one(args)
+    """Alone: the session's profile and the ones to choose from. A name is checked now, not at the next turn."""
+    if len(args) > 1:
+        raise UsageError
     if not state.client.has_route(PROFILES_PATH):
         raise FleetError(
             "this server has no LM profiles API",
             code="profiles_unavailable",
             action="configure the model with DSPY_LM_MODEL / DSPY_LLM_API_KEY where the server runs",
         )
+    from fleet_rlm.llm.profiles import ENV_DELEGATE_PROFILE, ENV_PROFILE  # lazily: keeps the chat's start fast
+
+    names = [str(p["name"]) for p in state.client.get_json(PROFILES_PATH)["items"]]
+    choices = ", ".join(names) or "none stored"
+    if not args:
+        clear = f"; `/profile {CLEAR_PROFILE}` goes back to the default model" if state.profile else ""
+        state.say(f"profile: {state.profile or '(default model)'} · yours: {choices}{clear}")
+        return
+    name: str | None = args[0]
+    if name == CLEAR_PROFILE:
+        name = None
+    elif name not in {*names, ENV_PROFILE, ENV_DELEGATE_PROFILE}:
+        raise FleetError(
+            f"no LM profile named {name!r}",
+            code="profile_not_found",
+            action=f"choose one of: {choices} (`fleet-rlm profiles list`), or `/profile {CLEAR_PROFILE}`",
+        )
     state.profile = name
     if state.session_id is not None:
-        session = state.client.get_session(state.session_id)
-        state.client.update_session(state.session_id, settings={**session["settings"], "profile": name})
-    state.say(f"profile: {name}")
+        settings = dict(state.client.get_session(state.session_id)["settings"] or {})
+        settings.pop("profile", None)
+        settings |= {"profile": name} if name else {}
+        state.client.update_session(state.session_id, settings=settings)
+    state.say(f"profile: {name}" if name else "profile cleared: turns use the default model")
 
 
 @command("memory", "/memory", f"show the workspace's durable memory ({MEMORY_FILE})")
@@ -207,10 +269,8 @@ def _artifacts(state: ChatState, args: list[str]) -> None:
     if not page["items"]:
         state.say("no artifacts in this session")
         return
-    table = Table("path", "size", "id", box=None)
-    for item in page["items"]:
-        table.add_row(item["path"], f"{item['size']:,}", item["id"])
-    state.console.print(table)
+    rows = [(item["path"], f"{item['size']:,}", item["id"]) for item in page["items"]]
+    print_table(("path", "size", "id"), rows, console=state.console)
 
 
 @command("export", "/export [FILE]", "save the session (turns, runs, events) as JSON")
@@ -230,7 +290,9 @@ def _cancel(state: ChatState, args: list[str]) -> None:
     if run_id is None:
         state.say("no turn is running in this session")
         return
-    state.client.cancel_run(run_id)
+    if state.client.cancel_run(run_id) is None:
+        state.say(f"run {run_id} already ended; there was nothing to stop")
+        return
     state.say(f"cancel requested for run {run_id}")
 
 

@@ -8,15 +8,15 @@ and, when the chat runs the embedded server (its settings are this process's), t
 
 from __future__ import annotations
 
-from fleet_rlm.errors import FleetError
-from fleet_rlm.netguard import ALLOWED_SCHEMES
-from fleet_rlm.runtime.context.failures import REPO_BLOCKED, URL_BLOCKED, URL_FAILED, context_error
-from fleet_rlm.runtime.context.netguard import check_url
+from fleet_rlm.errors import ALLOW_PRIVATE_URLS, FleetError
+from fleet_rlm.netguard import ALLOWED_SCHEMES, GuardCodes
+from fleet_rlm.runtime.context.failures import REPO_BLOCKED, URL_BLOCKED, context_error
+from fleet_rlm.runtime.context.netguard import CONTEXT_CODES, REPO_CODES, check_url
 
-ALLOW_ACTION = "an administrator can set FLEET_URL_ALLOW_PRIVATE=true to allow localhost and private addresses"
+ALLOW_ACTION = f"an administrator can set {ALLOW_PRIVATE_URLS} to allow localhost and private addresses"
 
 
-def check_url_target(url: str, *, allow_private: bool | None) -> None:
+def check_url_target(url: str, *, allow_private: bool | None, codes: GuardCodes = CONTEXT_CODES) -> None:
     """Raise the server's `context_url_blocked` error for a target it would refuse.
 
     `allow_private` is the server's policy when known (embedded server), None for a remote server (then only
@@ -24,18 +24,16 @@ def check_url_target(url: str, *, allow_private: bool | None) -> None:
     """
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ALLOWED_SCHEMES:
-        check_url(url, allow_private=True)  # raises the scheme/syntax refusal without resolving
+        check_url(url, allow_private=True, codes=codes)  # raises the scheme/syntax refusal without resolving
         return
     if allow_private is None:
         _syntax_only(url)
         return
     try:
-        check_url(url, allow_private=allow_private)
+        check_url(url, allow_private=allow_private, codes=codes)
     except FleetError as exc:
-        if exc.code == URL_FAILED:  # unresolvable from this machine: the server decides
+        if exc.code == codes.failed:  # unresolvable from this machine: the server decides
             return
-        if exc.action and "url_allow_private" in exc.action:
-            exc.action = f"load only public URLs ({ALLOW_ACTION})"
         raise
 
 
@@ -57,7 +55,7 @@ def _invalid(url: str) -> FleetError:
 def check_repo_target(url: str, *, allow_private: bool | None) -> None:
     """Raise `context_repo_blocked` for a repository target the server would refuse."""
     if url.startswith("https://"):
-        check_url_target(url, allow_private=allow_private)
+        check_url_target(url, allow_private=allow_private, codes=REPO_CODES)
         return
     if url.startswith("file://") and allow_private is not False:
         return  # allowed only with url_allow_private; a remote server decides

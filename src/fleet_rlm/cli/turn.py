@@ -88,8 +88,10 @@ def drive_turn(
                 renderer.outcome.status = "cancelled"
                 break
             state.run_id = target
-            client.cancel_run(target)
-            notice("cancelling the turn… (Ctrl-C again to stop waiting)")
+            if client.cancel_run(target) is None:
+                notice("the turn had already ended; nothing to cancel")
+            else:
+                notice("cancelling the turn… (Ctrl-C again to stop waiting)")
         if state.terminal is not None:
             break
         if state.run_id is None or resumes >= MAX_RESUMES:

@@ -105,6 +105,11 @@ class ContextLoaded(EventBase):
     bytes: int | None = Field(default=None, ge=0, description="Size of the raw source in bytes, when known.")
     variable: str | None = Field(default=None, description="REPL variable holding it, in RLM mode.")
     truncated: bool = Field(default=False, description="True when the source was cut to a size limit.")
+    document: str | None = Field(default=None, description="Its document's file name in CONTEXT_DIR.")
+    clone: str | None = Field(default=None, description="A repository's clone directory in CONTEXT_DIR.")
+    from_turn: int | None = Field(
+        default=None, ge=1, description="The earlier turn that added this source to the session; none if this turn."
+    )
 
 
 class WarningEvent(EventBase):

@@ -16,11 +16,18 @@ FORK_SHARED = (
     "the inherited turns' messages and answers (copied), and their runs, events and artifacts (referenced)",
     "the workspace: memory/, artifacts/ and every other file of the workspace volume",
     "attachments: the same rows, referenced, not copied",
+    "the context sources the kept turns added (files, pasted text, URLs as fetched then, repositories, workspace"
+    " paths): the fork holds them and gives them to its next turns; their documents are linked, not copied",
     "the session settings (mode, budgets) as they were when forking",
+    "the REPL's variables as they were after the fork point (plain data and imported modules, loaded into the "
+    "fork's sandbox before its first cell; a repl_restored event names any that could not be restored)",
 )
 FORK_NOT_SHARED = (
-    "the REPL state: variables of the origin's sandbox are not carried; the fork starts a fresh sandbox",
+    "REPL values that are not plain data (functions, classes, open files or sockets, other objects): the "
+    "fork's sandbox is a fresh one and they are named as not restored",
     "turns of the origin after the fork point, and any turn either session adds later",
+    "context sources added after the fork point, or removed from the origin before it; later additions or"
+    " removals in either session",
     "the origin's running summary after the fork point (the fork keeps the one written by its last turn)",
 )
 

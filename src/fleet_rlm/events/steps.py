@@ -60,6 +60,20 @@ class ReplVariables(EventBase):
     iteration: int = Field(default=0, ge=0, description="RLM iteration of the cell.")
 
 
+class ReplRestored(EventBase):
+    """The REPL was loaded from a snapshot before its first cell (a fork, or a resumed run): what came back and
+    what did not (values that were never kept, or that the sandbox could not load again), with why."""
+
+    type: Literal["repl_restored"] = "repl_restored"
+    source: Literal["fork", "resume"] = Field(
+        description="fork: the origin's REPL at the fork point; resume: this run's."
+    )
+    source_run_id: str = Field(description="Run whose snapshot was loaded.")
+    source_iteration: int = Field(ge=0, description="Root iteration of that run the snapshot was taken after.")
+    restored: list[str] = Field(default_factory=list, description="Variables loaded, by name.")
+    not_restored: dict[str, str] = Field(default_factory=dict, description="Variables not loaded -> why.")
+
+
 class ToolCall(EventBase):
     """A host tool is being called (ReAct tools, or a tool called from REPL code)."""
 

@@ -37,6 +37,7 @@ from fleet_rlm.events.steps import (
     LMCall,
     Output,
     Reasoning,
+    ReplRestored,
     ReplVariables,
     SubLMEnd,
     SubLMStart,
@@ -58,6 +59,7 @@ Event = Annotated[
     | Code
     | Output
     | ReplVariables
+    | ReplRestored
     | ToolCall
     | ToolResult
     | SubLMStart
@@ -96,6 +98,7 @@ EVENT_CLASSES: tuple[type[EventBase], ...] = (
     Code,
     Output,
     ReplVariables,
+    ReplRestored,
     ToolCall,
     ToolResult,
     SubLMStart,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from fleet_rlm.config import ExecutionMode
 from fleet_rlm.events.status import RunOutcome
 from fleet_rlm.mcp_servers import McpServerSpec
+from fleet_rlm.runtime.repl_snapshots import ReplRestore, ResumePoint
 
 if TYPE_CHECKING:
     from fleet_rlm.events import Event
@@ -32,6 +33,7 @@ class ContextSource:
 
     text: `text` (pasted), `name` optional. file: `path` on the host (an uploaded attachment), `name`,
     `media_type`. url: `url`. repo: `url` + optional `ref`. path: `path` relative to the workspace root.
+    Any kind may carry `document` and `from_turn` when an earlier turn of the session loaded it.
     """
 
     kind: SourceKind
@@ -42,6 +44,11 @@ class ContextSource:
     ref: str | None = None
     media_type: str | None = None
     attachment_id: str | None = None
+    document: str | None = None
+    """A source the session already holds: its document's file name in the session's context directory, used
+    as loaded then (a URL is not fetched again, a file not converted again); loaded by reference if gone."""
+    from_turn: int | None = None
+    """The turn (counting from 1) that added a source the session holds; None for this turn's own sources."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,11 @@ class TurnRequest:
     """role -> dspy.BaseLM for this turn only (the caller's own profiles); None uses the runtime's provider."""
     mcp_servers: tuple[McpServerSpec, ...] = ()
     """The caller's own MCP servers (the operator's come from settings); their tools join tools and rlm modes."""
+    restore: ReplRestore | None = None
+    """REPL state the session's root REPL loads before its first cell (a fork's first turn)."""
+    resume: ResumePoint | None = None
+    """This run was interrupted and continues: its first iterations come from their records (events of what
+    was already recorded are not emitted again), then the REPL is restored and the run goes on live."""
 
 
 @dataclass

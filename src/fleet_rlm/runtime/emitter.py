@@ -23,6 +23,7 @@ class _Stream:
         self.sink = sink
         self.lock = threading.Lock()
         self.closed = False
+        self.muted = False
         self.count = 0
 
 
@@ -54,6 +55,8 @@ class Emitter:
         with stream.lock:
             if stream.closed:
                 return None
+            if stream.muted and event.type not in TERMINAL_TYPES:  # a resumed run's already recorded part
+                return event
             if event.type in TERMINAL_TYPES:
                 stream.closed = True
             stream.count += 1
@@ -62,6 +65,15 @@ class Emitter:
             except Exception:  # a broken subscriber must not kill the turn
                 logger.exception("event sink failed on %s", event.type)
         return event
+
+    def record(self, item: Any) -> None:
+        """Hand a recorded item (an LM exchange, a REPL snapshot) to the sink when it persists them."""
+        record = getattr(self._stream.sink, "record_lm", None)
+        if callable(record) and not self._stream.closed:
+            try:
+                record(item)
+            except Exception:
+                logger.exception("event sink failed on a recorded item")
 
     def child(self, child_id: str, depth: int) -> Emitter:
         """The emitter of a child RLM: its events carry actor child:<id>, parent_id = child id, its depth."""
@@ -85,6 +97,13 @@ class Emitter:
             parent_id=self.parent_id,
             _stream=self._stream,
         )
+
+    def mute(self, muted: bool = True) -> None:
+        """While muted, only a terminal event reaches the sink (a resumed run replaying what it recorded)."""
+        self._stream.muted = muted
+
+    def unmute(self) -> None:
+        self.mute(False)
 
     @property
     def closed(self) -> bool:

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import pydantic
 
 from fleet_rlm.runtime.contracts import TurnRequest
+from fleet_rlm.runtime.repl_snapshots import ReplSnapshot
 
 CLIENT_KEYS = frozenset(
     {
@@ -192,7 +193,8 @@ class RecordingDone:
     """module -> the program version the turn actually ran (a replay pins exactly these)."""
 
 
-RecordedItem = TurnInputs | LMExchange | RecordingDone
+RecordedItem = TurnInputs | LMExchange | RecordingDone | ReplSnapshot
+"""What a turn's sink persists beside its events: LM recordings and the REPL's per-iteration snapshots."""
 
 
 @runtime_checkable

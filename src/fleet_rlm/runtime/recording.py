@@ -41,6 +41,11 @@ from fleet_rlm.runtime.lm_exchange import (
 )
 from fleet_rlm.runtime.lm_wrapper import WrappedLM
 
+SERVED_FROM_RECORDING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fleet_served_from_recording", default=False
+)
+"""Set by a resumed run's LM (runtime/resume_lm.py) when it answered from the run's recording."""
+
 TEXT_INPUTS = frozenset({"task", "session_summary", "history"})
 """Free text among a turn's inputs (what the user or the model wrote): secrets are redacted there."""
 TEXT_SOURCE_FIELDS = frozenset({"text"})
@@ -81,9 +86,11 @@ class LMRecorder:
     inputs: TurnInputs | None = None  # delivered with `done`, scrubbed of every secret seen by then
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> lm_identity of its LM
 
+    first_seq: int = 1  # a resumed run numbers its new exchanges after the recorded ones
+
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._seq = itertools.count(1)
+        self._seq = itertools.count(self.first_seq)
 
     def wrap(self, lm: dspy.BaseLM, role: str) -> RecordingLM:
         with self._lock:
@@ -208,13 +215,18 @@ class RecordingLM(WrappedLM):
         request = canonical_request(self.inner, prompt, messages, kwargs)
         seq = self.recorder.next_seq()
         capture = _UsageCapture(dspy.settings.get("usage_tracker"))
+        served = SERVED_FROM_RECORDING.set(False)
         try:
             with dspy.context(usage_tracker=capture):
                 outputs = self.inner(prompt, messages=messages, **kwargs)
+            if SERVED_FROM_RECORDING.get():  # a resumed run's answer from its own recording: recorded already
+                return outputs
         except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"[:2000]
             self.recorder.add(seq, self.role, request, None, error, public_params(self.inner.kwargs))
             raise
+        finally:
+            SERVED_FROM_RECORDING.reset(served)
         response = {"outputs": jsonable(outputs), "usage": capture.usage}
         self.recorder.add(seq, self.role, request, response, None, public_params(self.inner.kwargs))
         return outputs
@@ -223,8 +235,11 @@ class RecordingLM(WrappedLM):
         return RecordingLM(self.inner.copy(**kwargs), self.recorder, self.role)
 
 
-def recorder_for(sink: Any, *, enabled: bool, max_bytes: int, extra_secrets: Iterable[str] = ()) -> LMRecorder | None:
+def recorder_for(
+    sink: Any, *, enabled: bool, max_bytes: int, extra_secrets: Iterable[str] = (), first_seq: int = 1
+) -> LMRecorder | None:
     """The turn's recorder when the sink persists recordings and recording is on; else None."""
     if not enabled or not isinstance(sink, RecordingSink):
         return None
-    return LMRecorder(sink.record_lm, max_bytes, secrets={s for s in extra_secrets if len(s) >= MIN_SECRET_CHARS})
+    secrets = {s for s in extra_secrets if len(s) >= MIN_SECRET_CHARS}
+    return LMRecorder(sink.record_lm, max_bytes, secrets=secrets, first_seq=first_seq)

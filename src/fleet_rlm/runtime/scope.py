@@ -20,6 +20,7 @@ from fleet_rlm.sandbox.factory import InterpreterFactory, interpreter_factory
 
 if TYPE_CHECKING:
     from fleet_rlm.runtime.mcp_tools import McpToolbox
+    from fleet_rlm.runtime.repl_snapshots import ReplRestore, ResumePoint
 
 SKILL_MODULES = (RLM_TASK, DIRECT, TOOLS)
 
@@ -40,6 +41,12 @@ class TurnScope:
     used_programs: dict[str, str] = field(default_factory=dict)
     skills: str = ""
     mcp: McpToolbox | None = None
+    restore: ReplRestore | None = None
+    """The state the root REPL starts from (a fork's first turn)."""
+    resume: ResumePoint | None = None
+    """An interrupted run continued: its recorded first iterations, then its last snapshot."""
+    on_live: Any = None
+    """Called once when a resumed run's root runs its first cell live (the turn's events are heard again)."""
 
     def mcp_tools(self) -> list[Any]:
         """The turn's allow-listed MCP tools (connected on first use); none when no server is configured."""

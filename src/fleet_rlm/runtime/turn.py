@@ -52,6 +52,7 @@ from fleet_rlm.runtime.modes.router import route
 from fleet_rlm.runtime.modes.tools import run_tools
 from fleet_rlm.runtime.programs import ProgramRegistry
 from fleet_rlm.runtime.recording import recorder_for
+from fleet_rlm.runtime.resume_lm import resume_provider
 from fleet_rlm.runtime.scope import TurnScope
 from fleet_rlm.runtime.workspace import ArtifactWatcher, prepare_workspace
 from fleet_rlm.sandbox import SandboxPool, build_pool
@@ -112,7 +113,10 @@ class _Turn:
         self.meter = UsageMeter(on_call=self._on_call)
         self.started = time.monotonic()
         settings = runtime.settings
-        self.recorder = recorder_for(sink, enabled=settings.recording_enabled, max_bytes=settings.recording_max_bytes)
+        first_seq = request.resume.first_seq if request.resume is not None else 1
+        self.recorder = recorder_for(
+            sink, enabled=settings.recording_enabled, max_bytes=settings.recording_max_bytes, first_seq=first_seq
+        )
 
     def _on_call(self, record: LMCallRecord) -> None:
         callback = actor_callback()  # runs in the LM call's own context: the calling actor's callback
@@ -131,6 +135,8 @@ class _Turn:
 
     def run(self) -> TurnResult:
         request, settings = self.request, self.runtime.settings
+        if request.resume is not None:  # what it already emitted is in its log: heard again once it goes live
+            self.emitter.mute()
         self.emitter.emit(
             TurnStarted,
             turn_id=request.turn_id,
@@ -142,6 +148,8 @@ class _Turn:
         scope: TurnScope | None = None
         try:
             provider = request.lm_provider or self.runtime.lm_provider
+            if request.resume is not None:
+                provider = resume_provider(provider, request.resume.exchanges)
             if self.recorder is not None:
                 self.recorder.inputs = turn_inputs(request)
                 self.recorder.learn(provider, RECORDED_ROLES)
@@ -163,6 +171,9 @@ class _Turn:
                 mcp=McpToolbox(
                     settings, control, self.emitter, servers=settings.mcp_servers, user_servers=request.mcp_servers
                 ),
+                restore=request.restore,
+                resume=request.resume,
+                on_live=self.emitter.unmute,
             )
             history = history_variable(request.history, request.session_summary)
             outcome, mode = execute_turn(scope, self.emitter, request, history)
@@ -266,6 +277,9 @@ def execute_turn(
             bytes=raw if isinstance(raw, int) else None,
             variable="context",
             truncated=bool(info.get("truncated")),
+            document=str(info.get("path") or "") or None,
+            clone=str(info.get("repo_path") or "") or None,
+            from_turn=info.get("from_turn") or None,
         )
 
     if request.sources:

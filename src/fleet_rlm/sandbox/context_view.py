@@ -11,7 +11,8 @@ view directory at spawn (bound read-only at `GUEST_CONTEXT`), and when the sandb
 (`attach`) the host fills the view with *hard links* to that session's files: no copy of a 45 MB document,
 and nothing of another session. A sandbox serves one session for its whole life (the pool never re-leases a
 session's worker to another, and an ephemeral sandbox of a nested child is attached to its parent's session);
-documents loaded by later turns are linked at each lease (`sync`). The view is removed with the sandbox (and
+documents loaded by later turns are linked at each lease (`sync`), and documents removed from the session
+since (`services.session_context.remove_source`) leave the view then. The view is removed with the sandbox (and
 views a crashed process of this host left behind are pruned when the next process makes its first view).
 The guest cannot change what it sees: the bind is read-only, and `link(2)` across mounts fails, so it cannot
 link a context file into the writable workspace either. The host never reads a view back.
@@ -70,6 +71,22 @@ def remove_session_context(data_dir: Path, session_id: str) -> bool:
     return True
 
 
+def share_context(data_dir: Path, origin_id: str, target_id: str, names: list[str]) -> None:
+    """Hard-link documents and clones (names relative to the context directory) of one session into another's
+    (a fork's): the fork holds them without a second copy, and keeps them when the origin is deleted."""
+    source = session_context_dir(data_dir, origin_id)
+    target = ensure_session_context(data_dir, target_id)
+    for name in names:
+        origin, copy = source / name, target / name
+        if ".." in Path(name).parts or copy.exists() or origin.is_symlink():
+            continue
+        if origin.is_dir():
+            copy.parent.mkdir(mode=0o755, exist_ok=True)
+            _link_tree(origin, copy)
+        elif origin.is_file():
+            _link_file(origin, copy)
+
+
 class ContextView:
     """One sandbox's read-only window on one session's context directory."""
 
@@ -108,9 +125,24 @@ class ContextView:
                         _link_tree(Path(repo.path), self.path / REPOS_SUBDIR / repo.name)
             elif entry.is_file(follow_symlinks=False) and not (self.path / entry.name).exists():
                 _link_file(Path(entry.path), self.path / entry.name)
+        _drop_removed(self.path, source)
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _drop_removed(view: Path, source: Path) -> None:
+    """Documents and clones removed from the session since the last lease leave the view too."""
+    for entry in _entries(view):
+        if entry.name == REPOS_SUBDIR and entry.is_dir(follow_symlinks=False):
+            for repo in _entries(Path(entry.path)):
+                if not repo.name.startswith(".") and not (source / REPOS_SUBDIR / repo.name).exists():
+                    shutil.rmtree(repo.path, ignore_errors=True)
+        elif not entry.name.startswith(".") and not (source / entry.name).exists():
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                Path(entry.path).unlink(missing_ok=True)
 
 
 def _host_tag() -> str:

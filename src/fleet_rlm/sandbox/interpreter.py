@@ -31,6 +31,7 @@ from fleet_rlm.sandbox.bridge import HostBridge
 from fleet_rlm.sandbox.local import LocalBackend
 from fleet_rlm.sandbox.options import SandboxOptions
 from fleet_rlm.sandbox.repl_globals import ReplGlobals, parse_globals
+from fleet_rlm.sandbox.repl_state import ReplState, ReplStateTracker, parse_restored
 from fleet_rlm.sandbox.session import CellResult, WorkerLost, WorkerSession
 
 if TYPE_CHECKING:
@@ -86,6 +87,12 @@ class SandboxInterpreter:
         self._ended = False
         self.last_globals: ReplGlobals | None = None
         """The REPL's user-visible globals after the last cell (transcript hosts only; None after a reset)."""
+        self._state = ReplStateTracker()
+        self._restore: dict[str, str] | None = None
+        self.last_state: ReplState | None = None
+        """The REPL's variables as data after the last cell (transcript hosts only; sandbox/repl_state.py)."""
+        self.last_restore: tuple[list[str], dict[str, str]] | None = None
+        """(restored names, {name: why not}) of the last `restore_state`, once the cell that loaded it ran."""
 
     @property
     def execution_instructions(self) -> str:
@@ -205,9 +212,15 @@ class SandboxInterpreter:
         if bad or clash:
             raise CodeInterpreterError(f"invalid tool/variable names {bad + clash}: use non-reserved identifiers")
 
+    def restore_state(self, texts: dict[str, str]) -> None:
+        """Load these variables (name -> worker_state text) into the REPL before the next model cell runs."""
+        self._restore = dict(texts)
+
     def _run(self, session: WorkerSession, code: str, variables: dict[str, Any]) -> CellResult:
         self._bridge.bind_context(contextvars.copy_context())
-        self.last_globals = None
+        self.last_globals = self.last_state = None
+        keep = self.returns == "transcript" and FACADE_TOKEN_VAR not in variables
+        restore, self._restore = (self._restore, None) if keep else (None, self._restore)
         try:
             result = session.run_cell(
                 code,
@@ -216,11 +229,17 @@ class SandboxInterpreter:
                 output_fields=self.output_fields,
                 on_call=lambda frame: self._bridge.dispatch(frame, session.send),
                 want_value=self.returns == "value",
-                want_globals=self.returns == "transcript" and FACADE_TOKEN_VAR not in variables,
+                want_globals=keep,
+                state=self._state.mode if keep else None,
+                restore=restore,
             )
         except WorkerLost as lost:
             self._replace_after(lost)
         self.last_globals = parse_globals(result.header)
+        if keep:
+            self.last_state = self._state.update(result.header)
+        if restore is not None:
+            self.last_restore = parse_restored(result.header, restore)
         fatal, self._bridge.fatal = self._bridge.fatal, None
         if fatal is not None:
             raise fatal
@@ -229,6 +248,7 @@ class SandboxInterpreter:
     def _replace_after(self, lost: WorkerLost) -> Any:
         """Discard the dead worker, start a fresh one (replaying setup cells), and tell the model."""
         self._resets += 1
+        self._state.reset()
         dead, self._session = self._session, None
         if dead is not None and self._pool is not None:
             self._pool.discard(self._session_id, dead)

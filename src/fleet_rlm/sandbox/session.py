@@ -164,6 +164,8 @@ class WorkerSession:
         timeout_s: float | None = None,
         want_value: bool = True,
         want_globals: bool = False,
+        state: str | None = None,
+        restore: dict[str, str] | None = None,
     ) -> CellResult:
         if self._dead:
             raise WorkerLost("the sandbox was already lost")
@@ -178,6 +180,8 @@ class WorkerSession:
             "output_limit": self.options.output_max_chars,
             "value": want_value,  # whether the worker sends the last expression's JSON value (see worker.py)
             "globals": want_globals,  # whether it reports the REPL's user-visible globals (worker_globals.py)
+            "state": state,  # "full" | "delta": the REPL's variables as data after the cell (worker_state.py)
+            **({"restore": restore} if restore else {}),  # name -> text, loaded before the cell runs
             **fields,
         }
         try:

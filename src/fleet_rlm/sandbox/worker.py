@@ -51,6 +51,7 @@ _cells = _sibling("worker_cells")
 _globals = _sibling("worker_globals")
 _guard = _sibling("worker_guard")
 _json = _sibling("worker_json")
+_state = _sibling("worker_state")
 _tracebacks = _sibling("worker_tracebacks")
 own_modules, guest_builtins = _guard.own_modules, _guard.guest_builtins
 CELL_PREFIX, CellSources, format_exception, safe_repr = (
@@ -131,7 +132,9 @@ class Worker:
         self.commands: SimpleQueue = SimpleQueue()
         self.pending, self.pending_lock, self.call_ids = {}, _thread.allocate_lock(), itertools.count(1)
         self.inputs, self.tool_names, self.output_fields, self.cell_no = {}, [], None, 0
-        self.report_globals = False
+        self.report_globals, self.report_state = False, None
+        self.state_sent = {}  # name -> the text last sent of it (worker_state.capture sends only changes)
+        self.setup_names = set()  # names bound by cells that keep no state (the host's setup): not REPL state
         self.cell_lock, self.cell_active, self.interrupt_requested = _thread.allocate_lock(), False, False
         self.main_ident, self.sources = _thread.get_ident(), CellSources()
         self.namespace = {"__name__": "__main__", "__builtins__": guest_builtins}
@@ -281,6 +284,10 @@ class Worker:
         self.sources.add(filename, code)
         result = {"t": "done", "id": header.get("id"), "cell": self.cell_no}
         self.report_globals = bool(header.get("globals"))
+        self.report_state = header.get("state")  # "full" | "delta" | None (worker_state.py)
+        if header.get("restore"):
+            result["restored"], result["not_restored"] = _state.restore(self.namespace, header["restore"])
+        before = None if self.report_state else set(self.namespace)
         with self.capture.start(int(header.get("output_limit", 20000))) as capture:
             with self.cell_lock:
                 self.cell_active = True
@@ -297,18 +304,26 @@ class Worker:
             finally:
                 with self.cell_lock:
                     self.cell_active = False
+        if before is not None:
+            self.setup_names.update(name for name in list(self.namespace) if name not in before)
         return self._report(result, capture)
 
     def _report(self, result, capture):
         """The `done` frame of a finished cell: the one place its report is built (kind, error or value fields
         from `run_cell`, then what it printed, then the REPL's user-visible globals when the host asked for them
-        (worker_globals: bounded, and a hostile __repr__ is time-limited). Add further per-cell facts here."""
+        (worker_globals: bounded, and a hostile __repr__ is time-limited), then the REPL's durable state
+        (worker_state: the variables that changed, as data). Add further per-cell facts here."""
         result["output"], result["omitted"] = capture.text()
         if self.report_globals:
             names = set(self.tool_names)
             result["globals"], result["globals_omitted"] = _globals.snapshot(
                 self.namespace, self.hidden | names, self.inputs
             )
+        if self.report_state:
+            if self.report_state == "full":
+                self.state_sent = {}
+            hidden = self.hidden | self.setup_names | set(self.tool_names) | set(self.inputs)
+            result["state"] = _state.capture(self.namespace, hidden, self.state_sent)
         return result
 
     def _exec(self, code, filename, want_value):
@@ -441,6 +456,7 @@ def main(argv, channel_type=None):
         _globals,
         _guard,
         _json,
+        _state,
         _tracebacks,
         procs,
         sys.modules[channel_type.__module__],

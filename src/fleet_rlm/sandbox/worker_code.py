@@ -34,6 +34,7 @@ WORKER_MODULES = (
     "worker_guard.py",
     "worker_json.py",
     "worker_procs.py",
+    "worker_state.py",
     "worker_tracebacks.py",
 )
 """The modules a local sandbox loads (Daytona adds worker_lines.py, its text transport)."""

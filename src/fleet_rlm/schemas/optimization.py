@@ -34,6 +34,9 @@ class DatasetFromFeedback(In):
     module: str
     name: str = Field(min_length=1, max_length=255)
     session_ids: list[str] | None = Field(default=None, description="Only these sessions (default: all).")
+    run_ids: list[str] | None = Field(
+        default=None, max_length=5000, description="Only these rated runs (default: every rated run)."
+    )
 
 
 class DatasetOut(Out):
@@ -122,3 +125,19 @@ class RollbackOut(BaseModel):
     module: str
     scope: PromotionScope = Field(default="user", description="Whose promotion was withdrawn: yours or global.")
     promoted: VersionOut | None = Field(description="The version your turns now run; null means the built-in program.")
+
+
+class PromotionOut(BaseModel):
+    """A run's saved version beside the version the promotion would replace, on the run's validation rows."""
+
+    module: str
+    candidate_version: str
+    candidate_score: float | None = Field(description="The run's version, scored on its validation rows.")
+    current_version: str = Field(description="What the scope runs now (builtin-1: the built-in program).")
+    current_score: float | None = Field(
+        description="The current version on the same rows; null when this run did not score it (then the "
+        "candidate is not known to be better)."
+    )
+    rows: int = Field(description="How many validation rows both scores are over.")
+    better: bool = Field(description="The candidate is strictly better; otherwise promoting needs confirm=true.")
+    already_current: bool = Field(default=False, description="The scope already runs the candidate.")

@@ -1,4 +1,4 @@
-"""Runs, their events and the steps derived from them, and feedback on traces."""
+"""Runs, their events and the steps derived from them (feedback on runs: schemas/feedback.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from fleet_rlm.events.status import RunOutcome, RunStatus
-from fleet_rlm.schemas.common import In, Out
+from fleet_rlm.schemas.common import Out
 
 
 class RunOut(Out):
@@ -84,19 +84,3 @@ class StepList(BaseModel):
     run_id: str
     items: list[StepOut]
     truncated: bool = Field(description="True when the run has more events than one steps view covers.")
-
-
-class FeedbackCreate(In):
-    run_id: str
-    rating: Literal["up", "down"]
-    comment: str | None = Field(default=None, max_length=10_000)
-    expected_answer: str | None = Field(default=None, max_length=100_000)
-
-
-class FeedbackOut(Out):
-    id: str
-    run_id: str
-    rating: str
-    comment: str | None
-    expected_answer: str | None
-    created_at: datetime

@@ -93,6 +93,13 @@ class TurnOut(Out):
     run_id: str | None
     created_at: datetime
     updated_at: datetime
+    status: str | None = Field(
+        default=None,
+        description="Its run's status: queued, running, succeeded, failed, cancelled or interrupted (null: no run).",
+    )
+    error: dict[str, Any] | None = Field(
+        default=None, description="Why its run failed or was interrupted (code, message, action), else null."
+    )
 
 
 class TurnPage(PageMeta):
@@ -100,9 +107,13 @@ class TurnPage(PageMeta):
 
 
 class ContextSourceOut(BaseModel):
-    """One piece of context a turn of this session loaded (its `context_loaded` event)."""
+    """One context source the session holds: added by one of its turns and given to every later turn until it
+    is removed (DELETE /api/v1/sessions/{id}/context/{source_id})."""
 
-    turn: int = Field(description="The turn that loaded it, counting from 1.")
+    id: str | None = Field(
+        default=None, description="Its id, to remove it; none for context of turns from before sessions held any."
+    )
+    turn: int = Field(description="The turn that added it, counting from 1.")
     run_id: str
     source: str = Field(description="file, attachment, text, url, repository, workspace, history or other.")
     name: str = Field(description="File name, URL, repository@ref or label.")
@@ -110,11 +121,12 @@ class ContextSourceOut(BaseModel):
     bytes: int | None = Field(description="Size of the raw source in bytes, when known.")
     variable: str | None = Field(description="REPL variable holding it, in RLM mode.")
     truncated: bool = Field(description="True when the source was cut to a size limit.")
+    document: str | None = Field(default=None, description="Its document's file name in the sandbox's CONTEXT_DIR.")
     loaded_at: datetime
 
 
 class SessionContext(BaseModel):
-    """The context a session's turns loaded, oldest turn first (a fork includes its inherited turns')."""
+    """The context sources a session holds, oldest turn first (a fork holds those of the turns it kept)."""
 
     items: list[ContextSourceOut]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from fleet_rlm.schemas.artifacts import ArtifactOut
 from fleet_rlm.schemas.runs import EventOut, RunOut
-from fleet_rlm.schemas.sessions import SessionExport, SessionOut, TurnOut
+from fleet_rlm.schemas.sessions import SessionExport, SessionOut
 from fleet_rlm.services.lookups import owned_session
+from fleet_rlm.services.turn_views import turns_out
 from fleet_rlm.store import Database, utcnow
 from fleet_rlm.store.repos import artifacts, events, runs, turns
 
@@ -39,6 +40,7 @@ async def build_export(db: Database, *, user_id: str, session_id: str) -> Sessio
                 if len(page) < EVENT_PAGE:
                     break
                 after = page[-1].seq
+        turn_items = await turns_out(s, turn_rows)
         artifact_rows = await artifacts.list_session_artifacts(s, user_id=user_id, session_id=session_id)
         for run_id in inherited:
             found = await artifacts.list_artifacts(s, user_id=user_id, run_id=run_id, limit=artifacts.MAX_PAGE)
@@ -46,7 +48,7 @@ async def build_export(db: Database, *, user_id: str, session_id: str) -> Sessio
     return SessionExport(
         exported_at=utcnow(),
         session=SessionOut.model_validate(chat),
-        turns=[TurnOut.model_validate(t) for t in turn_rows],
+        turns=turn_items,
         runs=[RunOut.model_validate(r) for r in run_rows],
         events=[EventOut.model_validate(e) for e in event_rows],
         artifacts=[ArtifactOut.model_validate(a) for a in artifact_rows],

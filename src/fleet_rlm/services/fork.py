@@ -4,20 +4,26 @@ What a fork gets and what it does not is stated once, in `fleet_rlm.events.sessi
 FORK_NOT_SHARED), and recorded as the fork's first event (`session_forked`) in a run of its own that is
 final from the start (execution mode `fork`, no turn). The inherited turns are copies that keep pointing at
 the origin's runs, so the next turn's history (built from the session's turns) is exactly the kept turns, and
-the running summary is the one the origin had after its last kept turn, not the origin's latest.
+the running summary is the one the origin had after its last kept turn, not the origin's latest. The fork
+holds the context sources the kept turns added (those the origin still holds): their documents and clones are
+hard-linked into the fork's own context directory, so its next turn gets them without a second copy.
 """
 
 from __future__ import annotations
+
+import asyncio
+from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.errors import Conflict, InvalidInput, NotFound
 from fleet_rlm.events import SessionForked
 from fleet_rlm.events.status import ACTIVE
+from fleet_rlm.sandbox.context_view import share_context
 from fleet_rlm.services.live.codec import to_new_event
 from fleet_rlm.store import Database
 from fleet_rlm.store.models import ChatSession, Run, Turn
-from fleet_rlm.store.repos import forks, runs, sessions, turns
+from fleet_rlm.store.repos import forks, runs, session_sources, sessions, turns
 from fleet_rlm.store.types import new_id
 
 FORK_MODE = "fork"
@@ -25,9 +31,16 @@ TITLE_MAX = 500
 
 
 async def fork_session(
-    db: Database, *, user_id: str, session_id: str, after_turn: int | None = None, title: str | None = None
+    db: Database,
+    *,
+    user_id: str,
+    session_id: str,
+    after_turn: int | None = None,
+    title: str | None = None,
+    data_dir: Path | None = None,
 ) -> ChatSession:
-    """Create the fork (one transaction): copied turns, the summary at the fork point, the `session_forked` run."""
+    """Create the fork (one transaction): copied turns, the summary at the fork point, the `session_forked` run,
+    the context sources of the kept turns; then (with `data_dir`) link their documents into the fork's."""
     async with db.transaction() as s:
         origin = await sessions.get_session(s, user_id=user_id, session_id=session_id)
         if origin is None:
@@ -50,7 +63,11 @@ async def fork_session(
         fork.summary = await _summary_after(s, kept)
         run = await _record_fork(s, fork=fork, origin=origin, after_turn=kept_count, origin_turns=len(history))
         fork.last_run_id = run.id
+        held = await session_sources.copy_sources(s, origin_id=origin.id, fork_id=fork.id, before_turn=kept_count)
         await s.flush()
+    names = sorted({row.document for row in held} | {row.clone for row in held if row.clone})
+    if data_dir is not None and names:
+        await asyncio.to_thread(share_context, data_dir, origin.id, fork.id, names)
     return fork
 
 

@@ -26,7 +26,9 @@ from fleet_rlm.optimize.gepa_run import GEPAConfig, GEPAOutcome, run_gepa
 from fleet_rlm.optimize.modules import BuildContext, LMProvider, OptimizableModule, get_module
 from fleet_rlm.optimize.programs_db import DatabasePrograms
 from fleet_rlm.optimize.progress import OptimizationProgress, ProgressTracker
+from fleet_rlm.optimize.promotion import PromotionCheck, check_promotion, not_better
 from fleet_rlm.optimize.versions import manifest, program_json, results_json
+from fleet_rlm.runtime.programs import BUILTIN_VERSION
 from fleet_rlm.services.jobs.follow import follow_job
 from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.job import FINISHED_EVENT, Job, channel
@@ -43,6 +45,11 @@ from fleet_rlm.store.repos import programs as programs_repo
 
 log = logging.getLogger(__name__)
 LMProviderFactory = Callable[[str], Awaitable[LMProvider]]
+
+
+def _instructions(version: ProgramVersion | None) -> dict[str, Any]:
+    """The instructions a run starts from: those of the version in effect when it was started, else none."""
+    return dict((version.program or {}).get("instructions") or {}) if version is not None else {}
 
 
 def run_not_found(run_id: str) -> NotFound:
@@ -97,6 +104,7 @@ class OptimizationService:
                     code="dataset_module_mismatch",
                     action=f"use a dataset made for module {spec.name!r}",
                 )
+            current = (await programs_repo.in_effect(s, user_id=user_id)).get(spec.name)
             rows = list(dataset.rows or [])
             train, val = split_rows(rows, val_fraction=val_fraction, seed=config.seed)
             run_config = {
@@ -109,6 +117,7 @@ class OptimizationService:
                 "val_size": len(val),
                 "dataset_name": dataset.name,
                 "use_merge": config.use_merge,
+                "baseline_version": current.version if current is not None else BUILTIN_VERSION,
             }
             run = await repo.create_run(s, user_id=user_id, module=spec.name, dataset_id=dataset.id, config=run_config)
             if self.queued:
@@ -116,7 +125,7 @@ class OptimizationService:
         if self.queued:
             return run
         info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
-        await self._launch(run, spec, train, val, config, info)
+        await self._launch(run, spec, train, val, config, info, _instructions(current))
         return run
 
     async def _launch(
@@ -127,11 +136,14 @@ class OptimizationService:
         val: list[dict[str, Any]],
         config: GEPAConfig,
         info: dict[str, Any],
+        seed: dict[str, Any],
     ) -> asyncio.Task[None]:
+        """Run it here; `seed` is the instructions of the version it starts from (the promoted one, else none)."""
         provider = await self.lm_provider_for(run.user_id)
         cancel = threading.Event()
         self.cancels[run.id] = cancel
-        coro = self._execute(run.id, spec, provider, train, val, config, cancel, info, dict(run.config))
+        ctx = BuildContext(settings=self.settings, lms=provider, instructions=seed)
+        coro = self._execute(run.id, spec, ctx, train, val, config, cancel, info, dict(run.config))
         task = asyncio.get_running_loop().create_task(coro, name=f"optimize-{run.id}")
         self.tasks[run.id] = task
         run_id = run.id
@@ -146,9 +158,15 @@ class OptimizationService:
             if run is None or run.status != "queued" or run.dataset_id is None:
                 return None
             dataset = await datasets_repo.get_dataset(s, dataset_id=run.dataset_id, user_id=run.user_id)
+            stored = dict(run.config)
+            baseline = str(stored.get("baseline_version") or BUILTIN_VERSION)  # the version it was started from
+            current = (
+                None
+                if baseline == BUILTIN_VERSION
+                else await programs_repo.get_version(s, module=run.module, version=baseline)
+            )
         if dataset is None:
             return None
-        stored = dict(run.config)
         rows = list(dataset.rows or [])
         train, val = split_rows(rows, val_fraction=stored["val_fraction"], seed=stored["seed"])
         config = GEPAConfig(
@@ -159,7 +177,7 @@ class OptimizationService:
             use_merge=stored.get("use_merge", False),
         )
         info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
-        return await self._launch(run, get_module(run.module), train, val, config, info)
+        return await self._launch(run, get_module(run.module), train, val, config, info, _instructions(current))
 
     def stop(self, run_id: str) -> None:
         """Stop a run executing here (its job was aborted): GEPA's stop flag, as a cancel."""
@@ -173,7 +191,7 @@ class OptimizationService:
         self,
         run_id: str,
         module: OptimizableModule,
-        provider: LMProvider,
+        ctx: BuildContext,
         train: list[dict[str, Any]],
         val: list[dict[str, Any]],
         config: GEPAConfig,
@@ -197,7 +215,6 @@ class OptimizationService:
             job.report(progress.to_dict())
 
         tracker = ProgressTracker(report)
-        ctx = BuildContext(settings=self.settings, lms=provider)
         outcome: GEPAOutcome | None = None
         error: dict[str, Any] | None = None
         try:
@@ -226,7 +243,9 @@ class OptimizationService:
         dataset: dict[str, Any],
         run_config: dict[str, Any],
     ) -> None:
-        final = (progress or OptimizationProgress()).to_dict() | {"phase": "done"}
+        final = (progress or OptimizationProgress()).to_dict() | {"phase": "done", "finished": True}
+        if outcome is not None:
+            final["metric_calls"] = outcome.metric_calls
         async with self.database.transaction() as s:
             await repo.set_progress(s, run_id=run_id, progress=final)
             if outcome is None:
@@ -237,6 +256,7 @@ class OptimizationService:
                 "optimized": outcome.optimized_score,
                 "metric_calls": outcome.metric_calls,
                 "iterations": outcome.iterations,
+                "baseline_version": run_config["baseline_version"],
             }
             results = results_json(outcome)
             if outcome.status == "cancelled":
@@ -296,8 +316,8 @@ class OptimizationService:
         if local is not None:
             local.set()
 
-    async def promote(self, *, user_id: str, run_id: str, globally: bool = False) -> ProgramVersion:
-        """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's."""
+    async def promotion(self, *, user_id: str, run_id: str, globally: bool = False) -> PromotionCheck:
+        """The run's version beside the one the scope runs now, on the run's validation rows."""
         run = await self.get(user_id=user_id, run_id=run_id)
         if run.program_version is None:
             raise Conflict(
@@ -305,6 +325,31 @@ class OptimizationService:
                 code="optimization_run_without_version",
                 action="promote a run that succeeded",
             )
+        async with self.database.session() as s:
+            if globally:
+                promotion = (await programs_repo.current_promotions(s, user_id=None)).get((run.module, None))
+                ids = [promotion.version_id] if promotion is not None else []
+                current = next(iter((await programs_repo.versions_by_id(s, ids)).values()), None)
+            else:
+                current = (await programs_repo.in_effect(s, user_id=user_id)).get(run.module)
+        return check_promotion(
+            module=run.module,
+            candidate_version=run.program_version,
+            scores=run.scores or {},
+            config=run.config or {},
+            current_version=current.version if current is not None else None,
+        )
+
+    async def promote(
+        self, *, user_id: str, run_id: str, globally: bool = False, confirm: bool = False
+    ) -> ProgramVersion:
+        """Promote the run's version for the caller's own turns, or (`globally`, admins) for every user's. A
+        version not strictly better than the one it replaces, on the same validation rows, needs `confirm`."""
+        check = await self.promotion(user_id=user_id, run_id=run_id, globally=globally)
+        if not (check.better or check.already_current or confirm):
+            raise not_better(check)
+        run = await self.get(user_id=user_id, run_id=run_id)
+        assert run.program_version is not None
         async with self.database.transaction() as s:
             await programs_repo.promote(
                 s,

@@ -1,6 +1,6 @@
-"""The persistence side of the runtime's LM recordings: the run's sink hands its recorded items here, and they
-are written in the same transaction as the batch of events they arrived with (runtime/recording.py says what
-an item holds; the runtime itself never touches the store)."""
+"""The persistence side of the runtime's LM recordings and REPL snapshots: the run's sink hands its recorded items
+here, and they are written in the same transaction as the batch of events they arrived with (runtime/recording.py
+and runtime/repl_snapshots.py say what an item holds; the runtime itself never touches the store)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.runtime.lm_exchange import LMExchange, RecordedItem, RecordingDone, TurnInputs
+from fleet_rlm.runtime.repl_snapshots import ReplSnapshot
 from fleet_rlm.store.repos import recordings as repo
-from fleet_rlm.store.repos.recordings import NewExchange
+from fleet_rlm.store.repos import snapshots as snapshots_repo
+from fleet_rlm.store.repos.recordings import NewExchange, StoredExchange
+from fleet_rlm.store.repos.snapshots import NewSnapshot
 
 
 async def store_items(session: AsyncSession, batches: Sequence[tuple[str, Sequence[RecordedItem]]]) -> None:
@@ -21,10 +24,13 @@ async def store_items(session: AsyncSession, batches: Sequence[tuple[str, Sequen
     statement each (a group commit of finishing runs issued three per run)."""
     exchanges: list[tuple[str, NewExchange]] = []
     rows: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
+    snapshots: list[tuple[str, NewSnapshot]] = []
     for run_id, items in batches:
         inputs: dict[str, Any] | None = None
         for item in items:
-            if isinstance(item, TurnInputs):
+            if isinstance(item, ReplSnapshot):  # the REPL after one iteration (runtime/repl_snapshots.py)
+                snapshots.append((run_id, _snapshot(item)))
+            elif isinstance(item, TurnInputs):
                 inputs = item.inputs
             elif isinstance(item, LMExchange):
                 exchanges.append((run_id, _exchange(item)))
@@ -51,6 +57,12 @@ async def store_items(session: AsyncSession, batches: Sequence[tuple[str, Sequen
         await repo.save_inputs_of_runs(session, rows)
     if exchanges:
         await repo.add_exchanges_of_runs(session, exchanges)
+    if snapshots:
+        await snapshots_repo.add_snapshots(session, snapshots)
+
+
+def _snapshot(item: ReplSnapshot) -> NewSnapshot:
+    return NewSnapshot(item.actor, item.depth, item.iteration, item.variables, item.blobs, item.skipped, item.cell)
 
 
 def _exchange(item: LMExchange) -> NewExchange:
@@ -66,3 +78,22 @@ def _exchange(item: LMExchange) -> NewExchange:
         truncated=item.truncated,
         lm_params=item.lm_params,
     )
+
+
+def as_exchanges(stored: Sequence[StoredExchange]) -> list[LMExchange]:
+    """A run's stored exchanges as the runtime's `LMExchange`s (what a replay or a resumed run answers from)."""
+    return [
+        LMExchange(
+            seq=e.seq,
+            role=e.role,
+            actor=e.actor,
+            depth=e.depth,
+            request_hash=e.request_hash,
+            request=e.request,
+            response=e.response,
+            error=e.error,
+            truncated=e.truncated,
+            lm_params=e.lm_params,
+        )
+        for e in stored
+    ]

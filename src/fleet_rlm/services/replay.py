@@ -18,7 +18,7 @@ import asyncio
 import difflib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,11 +31,13 @@ from fleet_rlm.optimize.programs_db import specs_of
 from fleet_rlm.runtime.context.wspath import read_workspace_bytes, workspace_entry
 from fleet_rlm.runtime.contracts import CancelToken, ContextSource, Runtime
 from fleet_rlm.runtime.lm_exchange import LMExchange
+from fleet_rlm.runtime.programs import BUILTIN_VERSION, MODULES
 from fleet_rlm.runtime.replay_inputs import RecordedInputs
 from fleet_rlm.runtime.replay_lm import ReplayBook, ReplayProvider
 from fleet_rlm.runtime.workspace import prepare_workspace
 from fleet_rlm.sandbox import guestfs
 from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.services.recordings import as_exchanges
 from fleet_rlm.services.turns.sources import attachment_source
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -103,36 +105,33 @@ async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, A
             code="run_not_recorded",
             action="only runs made with FLEET_RECORDING_ENABLED=true (the default) can be replayed; run the turn again",
         )
-    exchanges = [
-        LMExchange(
-            seq=e.seq,
-            role=e.role,
-            actor=e.actor,
-            depth=e.depth,
-            request_hash=e.request_hash,
-            request=e.request,
-            response=e.response,
-            error=e.error,
-            truncated=e.truncated,
-            lm_params=e.lm_params,
-        )
-        for e in stored
-    ]
+    exchanges = as_exchanges(stored)
     return run, recording, exchanges
 
 
-async def version_pins(database: Database, *, user_id: str, version: str) -> dict[str, str]:
-    """module -> `version` for every runtime module the saved version carries (one the caller may see)."""
+async def version_pins(
+    database: Database, *, user_id: str, version: str, ran: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """module -> `version` for every runtime module the version carries. Accepted: the built-in ("builtin-1",
+    every module), any version this run ran (`ran`: what its report names, even if withdrawn since), and a saved
+    version the caller may see."""
+    ran = dict(ran or {})
+    if version == BUILTIN_VERSION:
+        return dict.fromkeys((*MODULES, *ran), BUILTIN_VERSION)
     async with database.session() as session:
         row = await programs_repo.find_version(session, version=version)
         visible = {v.id for v in await programs_repo.visible_versions(session, user_id=user_id)} if row else set()
+    named = {module: v for module, v in ran.items() if v == version}
     if row is None or row.id not in visible:
+        if named:
+            return named
         raise NotFound(
             f"program version {version} not found",
             code="program_version_not_found",
-            action="list versions with GET /api/v1/optimization/versions",
+            action=f"use {BUILTIN_VERSION}, a version the run's report names, or one GET /api/v1/optimization/versions "
+            "lists",
         )
-    return {module: spec.version for module, spec in specs_of(row).items()}
+    return named | {module: spec.version for module, spec in specs_of(row).items()}
 
 
 def _check_sources(sources: Sequence[ContextSource]) -> None:
@@ -225,7 +224,7 @@ async def replay_run(
     sources = await _own_sources(database, settings, user_id=user_id, sources=inputs.sources)
     pins = {**inputs.program_versions, **inputs.programs_used}  # what it ran
     if program_version:
-        pins.update(await version_pins(database, user_id=user_id, version=program_version))
+        pins.update(await version_pins(database, user_id=user_id, version=program_version, ran=pins))
     scratch = f"replay-{uuid.uuid4().hex[:20]}"
     cancel = CancelToken()
     book = ReplayBook(exchanges, cancel)

@@ -62,7 +62,8 @@ def _run(view: RunView) -> list[str]:
 def _node(node: Node, level: int) -> list[str]:
     pad = "  " * level
     state = " · **failed**" if node.ok is False else ""
-    lines = [f"{pad}- {_inline(node.title)} · {_inline(node.actor)} · {node.duration_ms} ms{state}"]
+    subtitle = f" · {_inline(node.subtitle)}" if node.subtitle else ""
+    lines = [f"{pad}- **{_inline(node.title)}**{subtitle} · {node.duration_ms} ms{state}"]
     for section in node.sections:
         if section.style in ("code", "output", "error") or "\n" in section.text or len(section.text) > MAX_LINE_CHARS:
             label = f"{pad}  {_inline(section.label)}:" if section.label else ""

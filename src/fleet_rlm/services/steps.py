@@ -1,8 +1,8 @@
 """Group a run's flat event log into steps, the unit a trace view shows (documented in docs/events.md terms).
 
 Rules, applied to each event in seq order (the step takes the position of its first event):
-- `reasoning`, `code`, `output`: one "iteration" step per (actor, payload.iteration): the model's reasoning,
-  the code it wrote and what the REPL printed for that iteration.
+- `reasoning`, `code`, `output`, `repl_variables`: one "iteration" step per (actor, payload.iteration): the
+  model's reasoning, the code it wrote, what the REPL printed and the variables it held after that iteration.
 - `tool_call`, `tool_result`: one "tool" step per payload.call_id (the call and its result).
 - `sub_lm_start`, `sub_lm_end`: one "sub_lm" step per payload.call_id (an llm_query and its answer).
 - `child_start`, `child_progress`, `child_end`: one "child" step per payload.child_id (the child's own
@@ -19,7 +19,7 @@ from typing import Any
 
 from fleet_rlm.schemas.runs import EventOut, StepKind, StepOut
 
-ITERATION_TYPES = frozenset({"reasoning", "code", "output"})
+ITERATION_TYPES = frozenset({"reasoning", "code", "output", "repl_variables"})
 KEYED_TYPES: dict[str, tuple[StepKind, str]] = {
     "tool_call": ("tool", "call_id"),
     "tool_result": ("tool", "call_id"),

@@ -1,4 +1,5 @@
 import { expect, test } from "./fixtures";
+import { HELD_MARKER, HELD_NONE, HELD_SEEN, HELD_TASK } from "./scenarios";
 
 test("an attached file is uploaded and loaded as context", async ({ page }) => {
   await page.goto("/app/workspace");
@@ -47,4 +48,37 @@ test("sessions can be searched, renamed and deleted", async ({ page }) => {
   await page.reload();
   await page.getByLabel("Search sessions").fill("zebra");
   await expect(list.getByText("No session matches.")).toBeVisible();
+});
+
+test("a file attached on turn 1 stays in the session's context until removed in the Context panel", async ({ page, shot }) => {
+  test.setTimeout(150_000); // three rlm turns on a shared 2-core machine
+  const run = async (n: number) => {
+    await page.getByRole("textbox", { name: /^Task/ }).fill(HELD_TASK);
+    await page.getByRole("combobox", { name: "Mode" }).selectOption("rlm");
+    await page.getByRole("button", { name: "Run ▶" }).click();
+    await expect(page.getByRole("article", { name: /^Turn \d+$/ })).toHaveCount(n - 1, { timeout: 45_000 }); // earlier turns
+    const panel = page.getByRole("article", { name: "Current turn" }).getByTestId("run-panel");
+    await expect(panel).toHaveAttribute("data-phase", "succeeded", { timeout: 45_000 });
+    return panel.getByTestId("answer");
+  };
+  await page.goto("/app/workspace");
+  await page.getByTestId("file-input").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from(`region,amount\nnorth,${HELD_MARKER}\n`) });
+  await expect(page.getByLabel("Attachments")).toContainText("sales.csv");
+  await expect(await run(1)).toContainText(HELD_SEEN);
+  await expect(page).toHaveURL(/\/app\/workspace\/[\w-]+$/);
+  await expect(page.getByLabel("Attachments")).not.toContainText("sales.csv"); // nothing staged for the follow-up
+
+  await expect(await run(2)).toContainText(HELD_SEEN); // the follow-up reads the file without re-uploading it
+
+  const side = page.getByRole("complementary", { name: "Session panel" });
+  const item = side.getByTestId("context-item").filter({ hasText: "sales.csv" });
+  await expect(item).toContainText("turn 1");
+  await shot("session-context-held");
+  await item.getByRole("button", { name: "Remove sales.csv from the session" }).click();
+  await expect(side.getByTestId("context-item")).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole("complementary", { name: "Session panel" }).getByText(/No context in this session yet/)).toBeVisible();
+
+  await expect(await run(3)).toContainText(HELD_NONE); // removed: the next turn no longer has it
+  await shot("session-context-removed");
 });

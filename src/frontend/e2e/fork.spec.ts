@@ -79,7 +79,7 @@ test("fork from here keeps turns 1..N; the header's Fork session keeps every tur
   await expect(page.getByLabel("Current turn")).toHaveCount(0);
 
   await page.goto(`/app/workspace/${originId}`);
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await page.getByRole("menuitem", { name: /Fork session/ }).click();
   await expect.poll(() => sessionIdOf(page)).not.toBe(originId);
   await expect(page.getByTestId("fork-origin")).toContainText("after turn 2");

@@ -49,15 +49,38 @@ test("optimization: upload a dataset for `direct`, run GEPA on a tiny budget, re
   await expect(results.getByRole("columnheader", { name: "task" })).toBeVisible();
   await expect(results.getByRole("columnheader", { name: "expected answer" })).toBeVisible();
   await expect(results).not.toContainText('{"task"');
-  await results.getByRole("button", { name: "Compare outputs of example 0" }).click();
+  await results.getByRole("button", { name: "Diff: compare outputs of example 0" }).click();
   await expect(results.getByTestId("example-compare")).toContainText("Baseline");
   // the page is live: the status counters refresh when the run ends, no reload
   await expect(page.getByLabel("Optimization status")).toContainText("Active runs 0");
   await detail.getByText("Markdown report").click();
   await expect(detail.getByTestId("opt-report").getByRole("heading", { name: "Optimization report: direct" })).toBeVisible();
 
-  await detail.getByRole("button", { name: /^Promote direct-v\d+$/ }).click();
+  // a finished run says so: a full bar, and how many metric calls it made of its budget
+  await expect(detail.getByTestId("opt-finished")).toContainText(/Finished after \d+ metric call/);
+  await expect(detail.getByRole("progressbar", { name: "Run finished" })).toHaveAttribute("aria-valuenow", "100");
+
+  // Promotion shows the candidate beside the current version on the same validation rows; the fake model
+  // answers the same whatever the instructions, so the candidate is not better and needs "Promote anyway".
+  const promoteButton = detail.getByRole("button", { name: /^Promote direct-v\d+$/ });
+  await promoteButton.click();
+  const dialog = page.getByRole("dialog", { name: /^Promote direct-v\d+\?$/ });
+  const scores = dialog.getByRole("table", { name: "Promotion scores" });
+  await expect(scores).toContainText("(this run)");
+  await expect(scores).toContainText("builtin-1 (current)");
+  await expect(dialog.getByTestId("candidate-score")).toHaveText(/^\d\.\d{3}$/);
+  await expect(dialog.getByTestId("current-score")).toHaveText(/^\d\.\d{3}$/);
+  await expect(dialog.getByRole("alert")).toContainText("Not better than builtin-1");
+  await expect(dialog.getByRole("button", { name: "Promote", exact: true })).toHaveCount(0);
+  await shot("optimization-promote-dialog");
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await expect(dialog).toBeHidden();
+  await expect(detail.getByTestId("promoted-badge")).toHaveCount(0);
+  await promoteButton.click();
+  await page.getByRole("dialog").getByRole("button", { name: "Promote anyway" }).click();
   await expect(detail.getByTestId("promoted-badge")).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId("opt-run-detail").getByTestId("promoted-badge")).toBeVisible();
   await expect(page.getByRole("table", { name: "Program versions" })).toContainText("promoted");
   await expect(page.getByRole("table", { name: "Optimization runs" })).toContainText("succeeded");
   await detail.scrollIntoViewIfNeeded();

@@ -12,7 +12,12 @@ test("volumes: browse the workspace and open memory/MEMORIES.md", async ({ page,
 
 test("settings: health shows the database, isolation, model and where turns run", async ({ page, shot }) => {
   await page.goto("/app/settings");
-  await expect(page.getByRole("table", { name: "Readiness checks" })).toContainText("database");
+  // one table, each fact once (it used to repeat the database and sandbox status in three tables)
+  await expect(page.getByRole("region", { name: "Health" }).getByRole("table")).toHaveCount(1);
+  await expect(page.getByRole("table", { name: "Server health" })).toBeVisible();
+  await expect(page.getByRole("rowheader", { name: "Database" })).toHaveCount(1);
+  await expect(page.getByRole("rowheader", { name: /^Sandbox/ })).toHaveCount(1);
+  await expect(page.getByTestId("database")).toContainText(/ok|needs upgrade|unreachable/);
   await expect(page.getByTestId("isolation")).not.toBeEmpty();
   await expect(page.getByTestId("turn-workers")).toHaveText(/^\d+ worker process(es)?$/); // the default
   await expect(page.getByText("openai/fake-model").first()).toBeVisible();
@@ -83,10 +88,10 @@ test("settings: limits come from the server's schema and only changed values are
   const patch = page.waitForRequest((r) => r.method() === "PATCH" && r.url().endsWith("/api/v1/runtime/settings"));
   await form.getByRole("button", { name: "Save 1 change" }).click();
   expect((await patch).postDataJSON()).toEqual({ max_iters: 7 });
-  await expect(form.getByRole("button", { name: "Use the server default for max_iters" })).toBeVisible();
+  await expect(form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ })).toBeVisible();
   await shot("settings-runtime");
-  await form.getByRole("button", { name: "Use the server default for max_iters" }).click();
-  await expect(form.getByRole("button", { name: "Use the server default for max_iters" })).toHaveCount(0);
+  await form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ }).click();
+  await expect(form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ })).toHaveCount(0);
 });
 
 test("settings: add, disable and delete an MCP server", async ({ page }) => {

@@ -29,7 +29,8 @@ test("settings: profile headers are set once, shown by name and sent to the endp
   await expect(row).toContainText("X-Org set");
   await expect(row).toContainText("X-Token set");
   await row.getByRole("button", { name: "Test headers-e2e" }).click();
-  await expect(page.getByTestId("profile-test")).toContainText("ok");
+  // A profile with headers runs on LiteLLM, which the server imports at its first such call (seconds on a busy CI).
+  await expect(page.getByTestId("profile-test")).toContainText("ok", { timeout: 60_000 });
   const sent = await lmHeaders();
   expect([sent["x-org"], sent["x-token"]]).toEqual([ORG, TOKEN]);
   await shot("settings-profile-headers");

@@ -39,7 +39,22 @@ const PANEL_CODE = [
   "print('M-PANEL-DONE')",
 ].join("\n");
 
+/** Task text whose RLM step looks for the sales file in `context` and CONTEXT_DIR (a session's held context). */
+export const HELD_TASK = "Read the held sales file and report north";
+export const HELD_MARKER = "SALES-E2E-NORTH-1234";
+export const HELD_SEEN = "North sold 1234 (from the session's sales file).";
+export const HELD_NONE = "No sales file in this turn's context.";
+const HELD_CODE = [
+  "import os",
+  "names = [n for n in os.listdir(CONTEXT_DIR) if os.path.isfile(os.path.join(CONTEXT_DIR, n))]",
+  `in_dir = any('${HELD_MARKER}' in open(os.path.join(CONTEXT_DIR, n), errors='replace').read() for n in names)`,
+  `print('M-HELD-' + ('SEEN' if in_dir and '${HELD_MARKER}' in context else 'NONE'))`,
+].join("\n");
+
 export const RULES = [
+  rule("M-HELD-SEEN", submit("The file is there.", HELD_SEEN)),
+  rule("M-HELD-NONE", submit("The file is gone.", HELD_NONE)),
+  rule(HELD_TASK, step("Look for the sales file.", HELD_CODE)),
   rule("M-PANEL-DONE", submit("Files saved.", PANEL_ANSWER)),
   rule("Prepare the panel files", step("Write the two artifacts and a memory note.", PANEL_CODE)),
   rule(EDIT_MARKER, submit("Cube each prime.", EDITED_ANSWER)),

@@ -10,7 +10,7 @@ import { FAN_OUT_ANSWER, FAN_OUT_TASK } from "./scenarios";
 test.describe.configure({ timeout: 120_000 }); // several scripted runs each, on a shared 2-core machine
 
 async function downloadFrom(page: Page, item: RegExp): Promise<{ name: string; text: string }> {
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   const pending = page.waitForEvent("download");
   await page.getByRole("menuitem", { name: item }).click();
   const download = await pending;
@@ -28,7 +28,7 @@ test("Share as HTML downloads one file that renders the run tree and answer offl
   await expect(run.getByTestId("answer")).toContainText(FAN_OUT_ANSWER, { timeout: 45_000 });
   await expect(run).toHaveAttribute("data-phase", "succeeded");
 
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await expect(page.getByRole("menu")).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
   await shot("share-menu");
@@ -53,6 +53,24 @@ test("Share as HTML downloads one file that renders the run tree and answer offl
   expect(await viewer.locator(".tree .node.k-child").count()).toBeGreaterThanOrEqual(3);
   await expect(viewer.locator("#redaction")).toBeVisible();
   await viewer.screenshot({ path: path.join("test-results", "screens", "share-html-offline.png"), fullPage: true });
+  // the workbench's tree (iterations, cells, the fan-out tool, children), readable from 360 px up
+  const titles = viewer.locator(".tree .title");
+  await expect(titles.filter({ hasText: /^Iteration 1$/ }).first()).toBeVisible();
+  for (const label of ["REPL cell", "rlm_query_batched", "Child RLM · depth 1", "llm_query_batched"]) {
+    await expect(titles.filter({ hasText: label }).first()).toBeVisible();
+  }
+  expect(await viewer.locator(".tree .title").evaluateAll((els) => els.map((e) => e.textContent).filter((t) => /^(turn_started|status|usage|final)$/.test(t ?? "")))).toEqual([]);
+  for (const width of [390, 360]) {
+    await viewer.setViewportSize({ width, height: 844 });
+    const { scroll, client } = await viewer.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    expect(scroll, `horizontal scroll at ${width} px`).toBeLessThanOrEqual(client);
+    // every title is shown whole: none is clipped or squeezed to nothing
+    const clipped = await titles.evaluateAll((els) => els.filter((e) => e.getClientRects().length && (e.scrollWidth > e.clientWidth + 1 || e.clientWidth < 20)).map((e) => e.textContent));
+    expect(clipped).toEqual([]);
+    await viewer.screenshot({ path: path.join("test-results", "screens", `share-html-${width}.png`) });
+  }
+  await viewer.setViewportSize({ width: 1440, height: 900 });
+  await viewer.screenshot({ path: path.join("test-results", "screens", "share-html-1440.png") });
   await viewer.waitForTimeout(300);
   expect(seen).toEqual([]);
   expect(routed).toBe(0);
@@ -77,7 +95,7 @@ test("a failed export says so in one line instead of failing silently", async ({
   // the session is deleted behind the page's back (another tab, the CLI): the server answers 404
   const id = /\/app\/workspace\/([\w-]+)/.exec(page.url())![1];
   expect((await fetch(`${state().baseUrl}/api/v1/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
-  await page.getByRole("button", { name: "Session actions" }).click();
+  await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await page.getByRole("menuitem", { name: /Share as HTML file/ }).click();
   await expect(page.getByTestId("action-error")).toHaveText(/Export failed: .*not found/i);
   await page.getByRole("button", { name: "Dismiss the error" }).click();

@@ -16,6 +16,8 @@ test("volumes: upload into memory/, replace, delete with confirmation, gone afte
   expect(targets.length).toBeGreaterThan(1);
   for (const t of targets) expect(t).toMatch(/^(memory|artifacts)\//);
 
+  // the limit shows before anything is sent, in the UI's words (the one limit shared with chat attachments)
+  await expect(form.getByTestId("upload-limit")).toHaveText("Up to 50 MiB per file, the same limit as chat attachments.");
   await form.getByLabel("File", { exact: true }).setInputFiles({ name: NAME, mimeType: "text/markdown", buffer: Buffer.from("# Uploaded\n\nfirst version\n") });
   await expect(form.getByLabel("File name")).toHaveValue(NAME);
   await form.getByRole("button", { name: "Upload" }).click();
@@ -23,19 +25,23 @@ test("volumes: upload into memory/, replace, delete with confirmation, gone afte
   const viewer = page.getByRole("article", { name: `File memory/${NAME}` });
   await expect(viewer).toContainText("first version");
 
-  // the same name again: the server says file_exists, the form offers Replace
+  // the same name again: the form says so before sending and offers Replace (no API wording anywhere)
   await form.getByLabel("File", { exact: true }).setInputFiles({ name: NAME, mimeType: "text/markdown", buffer: Buffer.from("# Uploaded\n\nsecond version\n") });
-  await form.getByRole("button", { name: "Upload" }).click();
-  await expect(form.getByTestId("error-line")).toContainText("Error (file_exists)");
+  await expect(form.getByTestId("upload-clash")).toHaveText(`memory/${NAME} already exists. Replace it, or type another file name.`);
+  await expect(form.getByRole("button", { name: "Upload", exact: true })).toHaveCount(0);
+  await expect(page.locator("body")).not.toContainText(/overwrite=true|upload_max_bytes|file_exists/);
   await form.getByRole("button", { name: `Replace memory/${NAME}` }).click();
   await expect(viewer).toContainText("second version");
   await expect(form.getByTestId("error-line")).toHaveCount(0);
+  await expect(form.getByTestId("upload-clash")).toHaveCount(0);
   await shot("volumes-upload");
 
   // into artifacts/ too
+  // a name typed first is kept when the file is chosen
   await form.getByLabel("Into").selectOption("artifacts");
-  await form.getByLabel("File", { exact: true }).setInputFiles({ name: "e2e-data.json", mimeType: "application/json", buffer: Buffer.from('{"ok": true}') });
   await form.getByLabel("File name").fill(`a-${NAME}.json`);
+  await form.getByLabel("File", { exact: true }).setInputFiles({ name: "e2e-data.json", mimeType: "application/json", buffer: Buffer.from('{"ok": true}') });
+  await expect(form.getByLabel("File name")).toHaveValue(`a-${NAME}.json`);
   await form.getByRole("button", { name: "Upload" }).click();
   await expect(page.getByRole("article", { name: `File artifacts/a-${NAME}.json` })).toBeVisible();
 

@@ -13,7 +13,7 @@ test("a turn streams its steps to the final Markdown answer, with usage and feed
   await expect(run.locator('[role="treeitem"][data-kind="code"]').first()).toBeVisible();
   await shot("workspace-answer");
 
-  await run.getByRole("button", { name: "Thumbs down" }).click();
+  await run.getByRole("button", { name: "Bad" }).click();
   await run.getByLabel("Expected answer (optional)").fill("6 × 7 = 42");
   await run.getByRole("button", { name: "Send feedback" }).click();
   await expect(run.getByText("Thanks — feedback saved.")).toBeVisible();

@@ -61,7 +61,7 @@ def test_urls_reaching_private_addresses_are_blocked(url: str) -> None:
     with pytest.raises(FleetError) as caught:
         check_url(url, allow_private=False)
     assert (caught.value.code, caught.value.status) == ("context_url_blocked", 403)
-    assert "url_allow_private" in (caught.value.action or "")
+    assert "FLEET_URL_ALLOW_PRIVATE=true" in (caught.value.action or "")
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://127.0.0.1/", "http:///nohost"])

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from fleet_rlm import __version__
 from fleet_rlm.api.deps import DatabaseDep, SettingsDep
@@ -47,6 +47,7 @@ class Info(BaseModel):
     auth_mode: str
     model: ModelInfo
     default_mode: str
+    upload_max_bytes: int = Field(description="Largest file accepted, as an attachment or a volume upload.")
 
 
 @router.get("/health", operation_id="getHealth", response_model=Health)
@@ -94,6 +95,7 @@ async def get_info(settings: SettingsDep) -> Info:
             delegate=settings.delegate_lm_model or settings.lm_model,
         ),
         default_mode=settings.default_mode,
+        upload_max_bytes=settings.upload_max_bytes,
     )
 
 

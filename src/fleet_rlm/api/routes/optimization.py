@@ -32,6 +32,7 @@ from fleet_rlm.schemas.optimization import (
     DatasetFromFeedback,
     DatasetOut,
     ModuleOut,
+    PromotionOut,
     PromotionScope,
     RollbackOut,
     RunCreate,
@@ -41,11 +42,13 @@ from fleet_rlm.schemas.optimization import (
 )
 from fleet_rlm.store.models import Dataset, OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
+from fleet_rlm.store.repos import feedback as feedback_repo
 from fleet_rlm.store.repos import optimization as opt_repo
 from fleet_rlm.store.repos import programs as programs_repo
 
 router = APIRouter(prefix="/api/v1/optimization", tags=["optimization"])
 NOT_FOUND: Responses = {404: {"description": "No such resource for this user."}}
+MAX_FEEDBACK_ROWS = 5000
 
 
 def dataset_not_found(dataset_id: str) -> NotFound:
@@ -98,22 +101,29 @@ async def create_dataset_from_feedback(
 ) -> DatasetDetail:
     module = get_module(body.module)
     async with database.session() as s:
-        rated = await datasets_repo.list_rated_runs(s, user_id=user.user_id, session_ids=body.session_ids)
+        rated = await feedback_repo.list_rated(
+            s,
+            user_id=user.user_id,
+            run_ids=body.run_ids,
+            session_ids=body.session_ids,
+            limit=MAX_FEEDBACK_ROWS,
+            newest_first=False,
+        )
     records = [
         FeedbackRecord(
-            run_id=r.run_id,
+            run_id=r.run.id,
             task=r.task,
             answer=r.answer,
-            rating=r.rating,
-            expected_answer=r.expected_answer,
-            execution_mode=r.execution_mode,
+            rating=r.feedback.rating,
+            expected_answer=r.feedback.expected_answer,
+            execution_mode=r.run.execution_mode,
         )
-        for r in rated
+        for r in rated.items
     ]
     built = rows_from_feedback(module, records)
     if not built.rows or validate_rows(module, built.rows):
         raise InvalidInput(
-            f"no usable feedback for module {module.name!r} ({len(rated)} rated runs)",
+            f"no usable feedback for module {module.name!r} ({len(rated.items)} rated runs)",
             code="dataset_no_feedback",
             action="rate answers (thumbs up, or thumbs down with the expected answer) and try again",
             details={"skipped": built.skipped},
@@ -278,21 +288,54 @@ async def versions_out(database: DatabaseDep, user_id: str, rows: list[ProgramVe
     return items
 
 
+@router.get(
+    "/runs/{run_id}/promotion",
+    operation_id="checkOptimizationPromotion",
+    response_model=PromotionOut,
+    responses={**NOT_FOUND, 409: {"description": "The run saved no version."}},
+)
+async def check_promotion(
+    user: CurrentUserDep, request: Request, run_id: str, scope: PromotionScope = ScopeQuery
+) -> PromotionOut:
+    """The run's version beside the one the scope runs now, both scored on the run's validation rows: what a
+    promotion would change, asked before promoting."""
+    service = optimization_service(request)
+    check = await service.promotion(user_id=user.user_id, run_id=run_id, globally=scope == "global")
+    return PromotionOut.model_validate(check.to_dict())
+
+
+ConfirmQuery = Query(False, description="Promote even when the version is not strictly better than the current one.")
+
+
 @router.post(
     "/runs/{run_id}/promote",
     operation_id="promoteOptimizationRun",
     response_model=VersionOut,
-    responses={**NOT_FOUND, **ADMIN_ONLY, 409: {"description": "The run saved no version."}},
+    responses={
+        **NOT_FOUND,
+        **ADMIN_ONLY,
+        409: {
+            "description": "optimization_run_without_version: the run saved no version; promotion_not_better: "
+            "not strictly better than the current version on the run's validation rows (details: both scores; "
+            "retry with confirm=true)."
+        },
+    },
 )
 async def promote_run(
-    user: CurrentUserDep, request: Request, database: DatabaseDep, run_id: str, scope: PromotionScope = ScopeQuery
+    user: CurrentUserDep,
+    request: Request,
+    database: DatabaseDep,
+    run_id: str,
+    scope: PromotionScope = ScopeQuery,
+    confirm: bool = ConfirmQuery,
 ) -> VersionOut:
     """Make the run's version what your turns run (scope=global: what every user's turns run, unless they
-    promoted their own)."""
+    promoted their own). Refused (409 promotion_not_better) when it is not strictly better than the version it
+    replaces on the run's validation rows, unless confirm=true."""
     if scope == "global":
         require_admin(user, "promoting a version for every user")
     service = optimization_service(request)
-    row = await service.promote(user_id=user.user_id, run_id=run_id, globally=scope == "global")
+    row = await service.promote(user_id=user.user_id, run_id=run_id, globally=scope == "global", confirm=confirm)
     return (await versions_out(database, user.user_id, [row]))[0]
 
 

@@ -48,7 +48,7 @@ async def list_run_events(
 
 @router.get("/{run_id}/steps", operation_id="listRunSteps", response_model=StepList, responses=NOT_FOUND)
 async def list_run_steps(run_id: str, user: CurrentUserDep, s: TxDep) -> StepList:
-    """The run's events grouped into steps: per iteration (reasoning, code, output), tool calls, sub-LM
+    """The run's events grouped into steps: per iteration (reasoning, code, output, variables), tool calls, sub-LM
     calls and children; other events stand alone. Covers the first 5000 events (`truncated` says if more)."""
     collected: list[EventOut] = []
     run = await owned_run(s, user_id=user.user_id, run_id=run_id)

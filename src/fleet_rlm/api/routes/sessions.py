@@ -25,14 +25,14 @@ from fleet_rlm.schemas.sessions import (
     SessionState,
     SessionStates,
     SessionUpdate,
-    TurnOut,
     TurnPage,
 )
 from fleet_rlm.services.fork import fork_session
 from fleet_rlm.services.lookups import not_found, owned_session
-from fleet_rlm.services.session_context import session_context
+from fleet_rlm.services.session_context import remove_source, session_context
 from fleet_rlm.services.share import Owner, ShareFormat, share_session
 from fleet_rlm.services.share_html import CSP
+from fleet_rlm.services.turn_views import turns_out
 from fleet_rlm.store.repos import forks, runs, sessions, turns
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
@@ -102,7 +102,7 @@ async def get_session(session_id: str, user: CurrentUserDep, s: TxDep) -> Sessio
     },
 )
 async def fork_session_route(
-    session_id: str, user: CurrentUserDep, database: DatabaseDep, body: ForkCreate | None = None
+    session_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep, body: ForkCreate | None = None
 ) -> SessionOut:
     """A new session whose history is this session's turns 1..after_turn (default: all of them).
 
@@ -112,7 +112,12 @@ async def fork_session_route(
     """
     data = body or ForkCreate()
     row = await fork_session(
-        database, user_id=user.user_id, session_id=session_id, after_turn=data.after_turn, title=data.title
+        database,
+        user_id=user.user_id,
+        session_id=session_id,
+        after_turn=data.after_turn,
+        title=data.title,
+        data_dir=settings.data_dir,
     )
     return SessionOut.model_validate(row)
 
@@ -155,7 +160,7 @@ async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, pa
     """The session's committed history, oldest first."""
     await owned_session(s, user_id=user.user_id, session_id=session_id)
     found = await turns.list_turns_page(s, session_id=session_id, limit=page.limit, offset=page.offset)
-    items = [TurnOut.model_validate(row) for row in found.items]
+    items = await turns_out(s, found.items)
     return TurnPage(items=items, total=found.total, limit=found.limit, offset=found.offset)
 
 
@@ -163,9 +168,26 @@ async def list_session_turns(session_id: str, user: CurrentUserDep, s: TxDep, pa
     "/{session_id}/context", operation_id="getSessionContext", response_model=SessionContext, responses=NOT_FOUND
 )
 async def get_session_context(session_id: str, user: CurrentUserDep, s: TxDep) -> SessionContext:
-    """The documents the session's turns loaded as context: where each came from, its size, the turn, the REPL
-    variable (from the turns' `context_loaded` events; a fork lists its inherited turns' context too)."""
+    """The context sources the session holds: where each came from, its size, the turn that added it, its file
+    in CONTEXT_DIR. Every later turn gets all of them (by reference: nothing is uploaded or fetched again); a
+    fork holds those of the turns it kept."""
     return SessionContext(items=await session_context(s, user_id=user.user_id, session_id=session_id))
+
+
+@router.delete(
+    "/{session_id}/context/{source_id}",
+    operation_id="removeSessionContextSource",
+    status_code=204,
+    responses={404: {"description": "No such session, or it holds no such source (`context_source_not_found`)."}},
+)
+async def remove_session_context_source(
+    session_id: str, source_id: str, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
+) -> Response:
+    """Remove one source from the session's context: from the next turn on, the model's `context` and the
+    sandbox's CONTEXT_DIR no longer have it (a turn already running keeps what it loaded). The attachment
+    itself stays; attach it again to add it back."""
+    await remove_source(database, settings.data_dir, user_id=user.user_id, session_id=session_id, source_id=source_id)
+    return Response(status_code=204)
 
 
 @router.get(

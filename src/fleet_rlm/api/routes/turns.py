@@ -12,6 +12,7 @@ from fleet_rlm.api.auth import CurrentUserDep
 from fleet_rlm.api.deps import DatabaseDep
 from fleet_rlm.api.sse import resume_point, sse_response
 from fleet_rlm.errors import InvalidInput, NotFound
+from fleet_rlm.schemas.common import Responses
 from fleet_rlm.services.live.follow import follow_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.run_deps import Caller
@@ -98,8 +99,20 @@ async def stream_run(
     return sse_response(events, headers={"X-Run-Id": run.id})
 
 
-@router.put("/runs/{run_id}/cancellation", operation_id="cancelRun", response_model=CancellationState, status_code=202)
+CANCEL_RESPONSES: Responses = {
+    404: {"description": "No such run for this user."},
+    409: {"description": "`run_finished`: the run is no longer active (it ended, or never ran: a fork's record)."},
+}
+
+
+@router.put(
+    "/runs/{run_id}/cancellation",
+    operation_id="cancelRun",
+    response_model=CancellationState,
+    status_code=202,
+    responses=CANCEL_RESPONSES,
+)
 async def cancel_run(run_id: str, request: Request, user: CurrentUserDep) -> CancellationState:
-    """Ask the run to stop (durable: any server process executing it sees the request)."""
+    """Ask an active run to stop (durable: any server process executing it sees the request)."""
     run = await turn_service(request).cancel(user_id=user.user_id, run_id=run_id)
     return CancellationState(run_id=run.id, status=run.status, cancel_requested=run.cancel_requested_at is not None)

@@ -54,7 +54,9 @@ class LoadedDocument:
 
     @property
     def header(self) -> str:
-        return f"=== {self.name} ({self.kind}, {self.chars} chars) ==="
+        turn = self.info.get("from_turn")
+        held = f", added on turn {turn}" if turn else ""
+        return f"=== {self.name} ({self.kind}, {self.chars} chars{held}) ==="
 
     def manifest_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -29,7 +29,7 @@ from pathlib import Path
 from fleet_rlm.errors import FleetError
 from fleet_rlm.runtime.context.documents import safe_name
 from fleet_rlm.runtime.context.failures import REPO_BLOCKED, REPO_FAILED, TOO_LARGE, cancelled, context_error
-from fleet_rlm.runtime.context.netguard import check_url
+from fleet_rlm.runtime.context.netguard import REPO_CODES, check_url
 from fleet_rlm.runtime.contracts import CancelToken
 from fleet_rlm.sandbox.context_view import REPOS_SUBDIR as REPOS_DIR
 
@@ -105,7 +105,7 @@ def clone_repo(
 def _check_repo_url(url: str, *, allow_private: bool) -> tuple[str, str | None]:
     """The scheme and, for https, git's `http.curloptResolve` entry pinning the host to the checked addresses."""
     if url.startswith("https://"):
-        target = check_url(url, allow_private=allow_private)
+        target = check_url(url, allow_private=allow_private, codes=REPO_CODES)
         if _literal(target.host):
             return "https", None
         addresses = ",".join(f"[{a}]" if ":" in a else a for a in target.addresses)

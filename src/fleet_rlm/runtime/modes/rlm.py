@@ -71,6 +71,8 @@ def run_rlm(
             on_iteration(iteration)
 
     def make(inner: Any) -> ObservedInterpreter:
+        first_root = is_root and not factory.created  # the turn's root REPL (not a later forward's)
+        resume = scope.resume if first_root else None
         return ObservedInterpreter(
             inner,
             control=scope.control,
@@ -79,6 +81,10 @@ def run_rlm(
             watcher=scope.watcher,
             on_iteration=iteration_done,
             progress=scope.progress if is_root else None,
+            snapshots=emitter.record,
+            restore=resume.restore if resume is not None else scope.restore if first_root else None,
+            replayed=resume.cells if resume is not None else (),
+            on_live=scope.on_live if resume is not None else None,
         )
 
     factory = ObservedFactory(scope.sandbox_factory(session_id=session_id), make)

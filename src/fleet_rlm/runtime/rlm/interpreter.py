@@ -21,10 +21,11 @@ from typing import Any
 from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError, FinalOutput
 from dspy.primitives.facade import HOST_TOKEN_VAR
 
-from fleet_rlm.events import Code, Output, ReplVariable, ReplVariables, SandboxReset
+from fleet_rlm.events import Code, Output, ReplRestored, ReplVariable, ReplVariables, SandboxReset
 from fleet_rlm.runtime.control import TurnControl
 from fleet_rlm.runtime.emitter import Emitter
 from fleet_rlm.runtime.latest_step import LatestStep
+from fleet_rlm.runtime.repl_snapshots import ReplRestore, ReplSnapshot, cell_record, replay_cell
 from fleet_rlm.runtime.workspace import ArtifactWatcher
 
 RESET_MARKER = "[sandbox reset]"
@@ -63,7 +64,14 @@ class ObservedInterpreter:
         watcher: ArtifactWatcher | None = None,
         on_iteration: Callable[[int], None] | None = None,
         progress: LatestStep | None = None,
+        snapshots: Callable[[ReplSnapshot], None] | None = None,
+        restore: ReplRestore | None = None,
+        replayed: tuple[dict[str, Any], ...] = (),
+        on_live: Callable[[], None] | None = None,
     ) -> None:
+        """`snapshots` receives the REPL after each cell; `restore` is loaded with the first cell that runs;
+        `replayed` are recorded results of the first iterations, returned without running (a resumed run),
+        after which `on_live` is called once."""
         self.inner = inner
         self.control = control
         self.emitter = emitter
@@ -72,6 +80,11 @@ class ObservedInterpreter:
         self.on_iteration = on_iteration
         self.progress = progress
         self.iteration = 0
+        self.snapshots = snapshots
+        self.restore = restore
+        self.replayed = replayed
+        self.on_live = on_live
+        self._cell: dict[str, Any] = {}
         self._running = threading.Event()
         self._setup: list[tuple[str, dict[str, Any] | None]] | None = []  # None once the sandbox is leased
 
@@ -122,21 +135,29 @@ class ObservedInterpreter:
         self._install_tools()
         self.iteration += 1
         self.control.count_iteration()
+        if self.iteration <= len(self.replayed):  # a resumed run: this iteration already ran before
+            return replay_cell(self.replayed[self.iteration - 1])
+        if self.on_live is not None:
+            self.on_live()
+            self.on_live = None
         self.emitter.emit(Code, code=code, iteration=self.iteration)
         remove = self.control.on_stop(self._interrupt)
         self._running.set()
         try:
             self._lease()
             self.control.check()  # stopped while the sandbox was being leased
+            self._load_restore()
             result = self.inner.execute(code, variables)
         except (CodeExecutionError, SyntaxError) as exc:
             if str(exc).startswith(RESET_MARKER):
                 self.emitter.emit(SandboxReset, reason=str(exc)[len(RESET_MARKER) :].split(". ")[0].strip())
+            self._cell = cell_record(error=exc)
             self._after(str(exc), "stderr")
             raise
         finally:
             self._running.clear()
             remove()
+        self._cell = cell_record(result if not isinstance(result, FinalOutput) else None)
         if not isinstance(result, FinalOutput):
             self._after("" if result is None else str(result), "stdout")
         else:
@@ -155,6 +176,8 @@ class ObservedInterpreter:
             kept, omitted = cut(text, self.control.limits.max_output_chars)
             self.emitter.emit(Output, stream=stream, text=kept, omitted_chars=omitted, iteration=self.iteration)
         self._report_globals()
+        self._report_restored()
+        self._report_state()
         if self.watcher is not None:
             self.watcher.scan(self.emitter)
         if self.on_iteration is not None:
@@ -167,6 +190,39 @@ class ObservedInterpreter:
             return
         variables = [ReplVariable(**item.to_dict()) for item in report.variables]
         self.emitter.emit(ReplVariables, variables=variables, omitted=report.omitted, iteration=self.iteration)
+
+    def _load_restore(self) -> None:
+        """Hand the state to restore to the sandbox: it loads it before this cell runs."""
+        if self.restore is not None and callable(getattr(self.inner, "restore_state", None)):
+            self.inner.restore_state(self.restore.texts)
+
+    def _report_restored(self) -> None:
+        restore, self.restore = self.restore, None
+        if restore is None:
+            return
+        report = getattr(self.inner, "last_restore", None)
+        restored, failed = (
+            report if report is not None else ([], {n: "the sandbox did not load it" for n in restore.texts})
+        )
+        self.emitter.emit(
+            ReplRestored,
+            source=restore.source,
+            source_run_id=restore.source_run_id,
+            source_iteration=restore.iteration,
+            restored=sorted(restored),
+            not_restored={**restore.not_kept, **failed},
+        )
+
+    def _report_state(self) -> None:
+        """The REPL as data after the cell (our sandbox reports it), to the turn's sink."""
+        state = getattr(self.inner, "last_state", None)
+        if state is None or self.snapshots is None:
+            return
+        actor = self.emitter.actor
+        snapshot = ReplSnapshot(
+            actor, self.emitter.depth, self.iteration, state.variables, state.blobs, state.skipped, self._cell
+        )
+        self.snapshots(snapshot)
 
     def _interrupt(self) -> None:
         if not self._running.is_set():

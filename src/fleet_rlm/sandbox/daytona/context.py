@@ -7,7 +7,8 @@ toolbox before the worker starts, so guest code never ran there yet), or `~/.fle
 may not create top-level directories. After each upload everything is made read-only (`chmod -R a-w`): a
 guest that is not root (Daytona's default user) cannot write, unlink or rename it. A sandbox serves one session
 (session sandboxes are labelled by session; children get one-off sandboxes attached to their parent's
-session); what it was given is remembered per sandbox, so later turns upload only new documents. The host
+session); what it was given is remembered per sandbox, so later turns upload only new documents and delete
+those removed from the session since. The host
 never reads this copy back, so a guest with sudo in its image can change only its own view.
 """
 
@@ -98,13 +99,21 @@ def sync_context(
             action="start a new sandbox for this session",
         )
     state.session_id = session_id
-    names, files = _pending(session_context_dir(data_dir, session_id), state.uploaded)
-    if not names:
+    host_dir = session_context_dir(data_dir, session_id)
+    names, files = _pending(host_dir, state.uploaded)
+    removed = sorted(name for name in state.uploaded if not (host_dir / name).exists())
+    if not names and not removed:
         return
     base = state.guest_dir.rstrip("/")
     uploads = [FileUpload(str(host), f"{base}/{rel}") for host, rel in files]
-    targets = " ".join(shlex.quote(f"{base}/{name}") for name in names)
-    command = f"sh -c {shlex.quote(f'chmod -R a-w {targets} 2>/dev/null; true')}"
+    script = ""
+    if removed:  # removed from the session since the last lease: the directory stays writable by its owner
+        gone = " ".join(shlex.quote(f"{base}/{name}") for name in removed)
+        script += f"chmod -R u+w {gone} 2>/dev/null; rm -rf {gone}; "
+    if names:
+        targets = " ".join(shlex.quote(f"{base}/{name}") for name in names)
+        script += f"chmod -R a-w {targets} 2>/dev/null; "
+    command = f"sh -c {shlex.quote(script + 'true')}"
 
     async def upload(sb: AsyncSandbox) -> None:
         if uploads:
@@ -112,4 +121,5 @@ def sync_context(
         await sb.process.exec(command, timeout=60)
 
     client.run_in_sandbox(sandbox, "upload the session's context", upload)
+    state.uploaded.difference_update(removed)
     state.uploaded.update(names)

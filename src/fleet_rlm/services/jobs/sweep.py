@@ -71,7 +71,7 @@ async def sweep(
         for row in await kind.unfinished(database):
             why = orphaned(row, current_owner=current_owner, stale_before=stale_before, active=kind.active, queue=queue)
             if why is not None and await kind.interrupt(row, why):
-                log.warning("%s %s interrupted: %s", kind.kind, row.id, why)
+                log.warning("%s %s was orphaned (%s) and recovered", kind.kind, row.id, why)
                 count += 1
     return count
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
 from fleet_rlm.runtime.contracts import CancelToken, TurnRequest, TurnResult
 from fleet_rlm.services.jobs.job import Job
 from fleet_rlm.services.turns.final_writes import FinalWrites
+from fleet_rlm.services.turns.held_sources import added_rows
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
@@ -28,30 +30,39 @@ log = logging.getLogger(__name__)
 
 
 async def execute_run(
-    service: RunDeps, caller: Caller, run: Run, data: TurnInput, token: CancelToken, chat: ChatSession, reads: TurnReads
+    service: RunDeps,
+    caller: Caller,
+    run: Run,
+    data: TurnInput,
+    token: CancelToken,
+    chat: ChatSession,
+    reads: TurnReads,
+    request: TurnRequest | None = None,
 ) -> None:
     """`chat` and `reads` are what `start` read with the run (the session row, `sources.TurnReads`): the turn
-    reaches the runtime without another read."""
+    reaches the runtime without another read. `request` is a resumed run's (services/turns/resume.py)."""
 
-    async def build() -> TurnRequest:
-        return build_turn_request(service, caller, run, data, chat, reads)
+    async def build() -> tuple[TurnRequest, TurnReads]:
+        return (request if request is not None else build_turn_request(service, caller, run, data, chat, reads)), reads
 
     await _execute(service, run, token, build)
 
 
 async def execute_queued_run(service: RunDeps, run: Run, token: CancelToken) -> None:
     """A run a queue worker claimed: its request is rebuilt from the database (`sources.rebuild_turn`: the input
-    stored with the run, the caller's workspace, LM profiles and keys, program versions)."""
+    kept with the run, its workspace, the caller's LM profiles and keys, program versions, held sources)."""
 
-    async def build() -> TurnRequest:
+    async def build() -> tuple[TurnRequest, TurnReads]:
         async with service.database.session() as session:
             caller, data, chat, reads = await rebuild_turn(session, service.settings, run)
-        return build_turn_request(service, caller, run, data, chat, reads)
+        return build_turn_request(service, caller, run, data, chat, reads), reads
 
     await _execute(service, run, token, build)
 
 
-async def _execute(service: RunDeps, run: Run, token: CancelToken, build: Callable[[], Awaitable[TurnRequest]]) -> None:
+async def _execute(
+    service: RunDeps, run: Run, token: CancelToken, build: Callable[[], Awaitable[tuple[TurnRequest, TurnReads]]]
+) -> None:
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -74,6 +85,7 @@ async def _execute(service: RunDeps, run: Run, token: CancelToken, build: Callab
         on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
     )
     result: TurnResult
+    built: tuple[TurnRequest, TurnReads] | None = None
     try:
         async with job.running(claimed=True):  # created running here (inline), or claimed by this queue worker
             if trace is not None and trace.sampled:
@@ -81,9 +93,9 @@ async def _execute(service: RunDeps, run: Run, token: CancelToken, build: Callab
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            request = await build()
+            built = await build()
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
+            result = await loop.run_in_executor(service.threads, service.runtime.run_turn, built[0], recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it
         log.exception("run %s failed outside the runtime", run.id)
         error = {"code": getattr(exc, "code", "internal_error"), "message": str(exc) or type(exc).__name__}
@@ -93,16 +105,21 @@ async def _execute(service: RunDeps, run: Run, token: CancelToken, build: Callab
     await recorder.close()
     if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
         result.usage = recorder.usage
+    added: list[dict[str, Any]] = []  # what the turn loaded joins the session, whatever its outcome
+    if built is not None:  # (the user gave it to the session)
+        request, reads = built
+        index = reads.index_of(run.turn_id)
+        added = added_rows(request.sources, recorder.loaded, session_id=run.session_id, run_id=run.id, turn_index=index)
     if run.id in service.interrupting and result.status != "succeeded":  # stopped by a server shutdown
         envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)
         result.error = {"code": "interrupted", "message": SHUTDOWN_REASON}
-        await _commit(service, recorder, run, result, interrupted, status="interrupted")
+        await _commit(service, recorder, run, result, interrupted, added, status="interrupted")
         if trace is not None:
             trace.finish(interrupted)
         return
     terminal = terminal_event(run, result, recorder.terminal)
-    await _commit(service, recorder, run, result, terminal)
+    await _commit(service, recorder, run, result, terminal, added)
     if trace is not None:
         trace.finish(terminal)
 
@@ -113,6 +130,7 @@ async def _commit(
     run: Run,
     result: TurnResult,
     terminal: EventBase,
+    added: list[dict[str, Any]],
     status: str | None = None,
 ) -> None:
     """Answer, final status and the terminal event in one transaction (the event writer's); then it is delivered."""
@@ -134,6 +152,7 @@ async def _commit(
         turn_id=run.turn_id,
         answer=result.answer or None,
         summary=result.summary,
+        sources=tuple(added),
     )
     if not await recorder.finish(terminal, writes):
         log.error("could not commit the result of run %s: %s", run.id, recorder.failed)

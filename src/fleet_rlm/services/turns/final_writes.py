@@ -1,4 +1,5 @@
-"""A finishing run's own rows, as data: its final status, the turn's answer, the session's summary.
+"""A finishing run's own rows, as data: its final status, the turn's answer, the session's summary and the
+context sources the turn added to its session.
 
 They are written in the event writer's transaction with the run's terminal event (nothing of a turn's end is
 delivered before it is committed). Under load many runs finish in one transaction; as data, the writer stores
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fleet_rlm.store.repos import runs as runs_repo
+from fleet_rlm.store.repos import session_sources as session_sources_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
 from fleet_rlm.store.repos import turns as turns_repo
 from fleet_rlm.store.repos.runs import FinalStatus
@@ -27,6 +30,8 @@ class FinalWrites:
     answer: str | None = None
     summary: str | None = None
     """The session's new summary (None leaves it); the session moves to the top of the list either way."""
+    sources: tuple[dict[str, Any], ...] = ()
+    """The context sources the turn added to its session (`held_sources.added_rows`)."""
 
 
 async def store_final_writes(session: AsyncSession, finals: Sequence[tuple[FinalWrites, int]]) -> None:
@@ -35,3 +40,4 @@ async def store_final_writes(session: AsyncSession, finals: Sequence[tuple[Final
     await turns_repo.set_answers(session, [(f.turn_id, f.answer) for f, _ in finals if f.turn_id and f.answer])
     await runs_repo.set_final_statuses(session, [(f.status, last_seq) for f, last_seq in finals])
     await sessions_repo.touch_sessions(session, [(f.session_id, f.summary) for f, _ in finals])
+    await session_sources_repo.add_sources(session, [row for f, _ in finals for row in f.sources])

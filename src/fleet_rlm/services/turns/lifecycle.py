@@ -111,7 +111,10 @@ async def turn_machinery(
     service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
     optimization = make_optimization(settings, database, bus, programs, owner=service.owner)
     # one sweeper for every kind of job: dead-owner or stale runs become interrupted, at startup and periodically
-    kinds: list[JobKind] = [TurnJobs(database, bus, active=service.tokens), optimization.jobs]
+    turn_jobs = TurnJobs(database, bus, active=service.tokens)
+    if executes:  # orphaned runs continue in a process that runs turns (an API server on the queue interrupts them)
+        turn_jobs.resume, turn_jobs.why_not = service.resume, service.not_resumable
+    kinds: list[JobKind] = [turn_jobs, optimization.jobs]
     owner, stale_after_s, queue = service.owner, settings.run_stale_after_s, settings.execution == "queue"
     await sweep(database, kinds, current_owner=owner, stale_after_s=stale_after_s, queue=queue)
     sweeper = asyncio.get_running_loop().create_task(

@@ -12,7 +12,8 @@ hands it to `finish()` with the run's final status and answer, which the writer 
 `runs.usage` in its transaction, so a run killed mid-turn (or failing outside the runtime) still reports what it
 spent up to then. The runtime's LM recordings (`record_lm`) ride the same path and are stored with the events
 they arrive with; an `artifact_created` event gets its artifact's id here and the artifact row is written with
-it. Every part it hands the writer carries the run's claim (`fence`), so a recorder whose run moved writes nothing.
+it. The root turn's `context_loaded` events are kept (`loaded`): the sources the turn added join the session.
+Every part it hands the writer carries the run's claim (`fence`), so a recorder whose run moved writes nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, EventBase, Usage, UsageTotals
+from fleet_rlm.events import TERMINAL_TYPES, ArtifactCreated, ContextLoaded, EventBase, Usage, UsageTotals
 from fleet_rlm.runtime.lm_exchange import RecordedItem
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.live.codec import numbered
@@ -59,6 +60,7 @@ class RunRecorder:
         self.failed: BaseException | None = None
         self.terminal: EventBase | None = None
         self.usage: dict[str, Any] | None = None  # the latest usage event's totals
+        self.loaded: list[ContextLoaded] = []  # the root turn's context_loaded events, one per source in order
         self.closed = False
         self._outbox: list[dict[str, Any]] = []  # numbered events not yet handed to subscribers (this loop turn)
 
@@ -128,6 +130,8 @@ class RunRecorder:
         event = self._register(item, part.artifacts)
         if isinstance(event, Usage):
             part.usage = self.usage = _totals(event)
+        elif isinstance(event, ContextLoaded) and event.depth == 0:
+            self.loaded.append(event)
         self.last_seq += 1
         row, body = numbered(event, self.last_seq)
         part.events.append(NumberedEvent(self.run_id, self.last_seq, row))

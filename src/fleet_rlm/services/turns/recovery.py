@@ -8,7 +8,7 @@ is the shared one in `services/jobs/sweep.py`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -34,6 +34,9 @@ class TurnJobs(TableJobs):
     """The `runs` table as a JobStore and a JobKind."""
 
     kind = "turn"
+    resume: Callable[[str], Awaitable[bool]] | None = None
+    """Continues an orphaned run instead (`TurnService.resume`); the reason it could not is in `why_not`."""
+    why_not: dict[str, str] | None = None
 
     async def claim(self, session: AsyncSession, job_id: str, owner: str) -> None:
         await runs_repo.set_run_status(session, run_id=job_id, status="running", owner=owner)
@@ -60,9 +63,17 @@ class TurnJobs(TableJobs):
 
     async def interrupt(self, row: JobRow, why: Orphaned) -> bool:
         assert row.session_id is not None
-        return await interrupt_run(
-            self.database, self.bus, run_id=row.id, session_id=row.session_id, reason=REASONS[why]
-        )
+        if self.resume is not None:
+            try:
+                if await self.resume(row.id):
+                    return True
+            except Exception:  # resuming is a best effort: the run is then interrupted as before
+                log.exception("resuming run %s failed", row.id)
+        reason = REASONS[why]
+        extra = (self.why_not or {}).pop(row.id, None)
+        if extra:
+            reason = f"{reason}; it could not be resumed: {extra}"
+        return await interrupt_run(self.database, self.bus, run_id=row.id, session_id=row.session_id, reason=reason)
 
 
 async def interrupt_run(database: Database, bus: LocalBus, *, run_id: str, session_id: str, reason: str) -> bool:

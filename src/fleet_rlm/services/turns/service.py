@@ -28,6 +28,7 @@ from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.executor import execute_queued_run, execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recovery import TurnJobs, cancel_unstarted_run
+from fleet_rlm.services.turns.resume import resume_run
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import TurnReads, read_turn_inputs
 from fleet_rlm.services.turns.titles import title_from_task
@@ -37,6 +38,7 @@ from fleet_rlm.store.base import new_id
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import snapshots as snapshots_repo
 from fleet_rlm.store.repos import turns as turns_repo
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,7 @@ class TurnService:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="turn")
         self.draining = False  # set on shutdown: new turns are refused with `shutting_down`
+        self.not_resumable: dict[str, str] = {}  # run id -> why recovery could not resume it (its interrupt reason)
         # runs stopped by the shutdown are recorded interrupted, not cancelled (RunDeps.interrupting)
         self.writer = EventWriter(database, bus)
         interval_s = settings.run_heartbeat_s
@@ -144,7 +147,7 @@ class TurnService:
                     return earlier, None
             defaults = await user_turn_settings(session, self.settings, user_id=caller.user_id)
             reads = await read_turn_inputs(
-                session, self.settings, user_id=caller.user_id, session_id=session_id, data=data
+                session, self.settings, user_id=caller.user_id, session_id=session_id, data=data, chat=chat
             )
             run_id = new_id()
             previous_run_id = chat.last_run_id
@@ -155,7 +158,6 @@ class TurnService:
                     run_id=run_id,
                     turn_id=turn.id,
                     owner=None if self.queued else self.owner,  # inline: claimed here, executed at once
-                    input=data.model_dump(mode="json") if self.queued else None,  # what a worker rebuilds it from
                     user_id=caller.user_id,
                     session_id=session_id,
                     execution_mode=data.execution_mode or defaults.default_mode,
@@ -175,6 +177,9 @@ class TurnService:
                     action="wait for it to finish, or cancel it with PUT /api/v1/runs/{id}/cancellation",
                     details={"run_id": active},
                 )
+            await snapshots_repo.save_request(  # what a resume or a queue worker rebuilds the turn from
+                session, run_id=run.id, workspace_id=caller.workspace_id, turn_input=data.model_dump(mode="json")
+            )
             if self.queued:  # its job is committed with the run: queued exactly when a worker can take it
                 queued_event = await queued.defer_turn(
                     session, self.settings, run_id=run.id, session_id=session_id, previous_run_id=previous_run_id
@@ -209,18 +214,38 @@ class TurnService:
         except Exception:  # an optimisation: the turn starts its sandbox itself, and reports what fails
             log.debug("preparing the sandbox of session %s failed", session_id, exc_info=True)
 
+    async def resume(self, run_id: str) -> bool:
+        """Continue an orphaned run here (services/turns/resume.py); False when it is not resumable."""
+        outcome = await resume_run(self, run_id)
+        if outcome.result == "not_resumable":
+            log.warning("run %s cannot be resumed: %s", run_id, outcome.reason)
+            self.not_resumable[run_id] = outcome.reason
+        return outcome.result in ("resumed", "retried", "taken")
+
+    def forget(self, run_id: str) -> None:
+        self._forget(run_id)
+
     def _forget(self, run_id: str) -> None:
         self.bus.unsaved.end_run(run_id)  # normally closed already, as its terminal event was delivered
         self.tokens.pop(run_id, None)
         self.tasks.pop(run_id, None)
 
     async def cancel(self, *, user_id: str, run_id: str) -> Run:
-        """Record a durable cancel request and tell every replica; returns the run as it is now."""
+        """Record a durable cancel request and tell every replica; returns the run as it is now.
+
+        A run that is no longer active (it finished, failed, was cancelled or interrupted, or never ran: a fork's
+        record) has nothing to stop: `run_finished` (409) says so instead of accepting a request that does nothing.
+        """
         async with self.database.transaction() as session:
             run = await runs_repo.get_run(session, run_id=run_id, user_id=user_id)
             if run is None:
                 raise NotFound(f"run {run_id} not found")
-            await runs_repo.request_cancel(session, run_id=run_id)
+            if not await runs_repo.request_cancel(session, run_id=run_id):
+                raise Conflict(
+                    f"run {run_id} already ended ({run.status}); there is nothing to stop",
+                    code="run_finished",
+                    action="start a new turn instead; the run's answer and events stay readable",
+                )
             unstarted = self.queued and await queued.abort_turn(session, run_id=run_id)
         if unstarted:  # its job was cancelled before a worker took it: nobody else will end the run
             await cancel_unstarted_run(self.database, self.bus, run_id=run_id, session_id=run.session_id)

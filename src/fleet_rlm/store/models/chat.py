@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlmodel import Field
 
 from fleet_rlm.store.base import (
     StoreModel,
@@ -22,6 +23,7 @@ from fleet_rlm.store.base import (
 )
 
 ATTACHMENT_KINDS = ("file", "url", "text")
+SOURCE_KINDS = ("text", "file", "url", "repo", "path")
 
 
 class ChatSession(StoreModel, table=True):
@@ -84,6 +86,36 @@ class Attachment(StoreModel, table=True):
     created_at: datetime = created_field()
 
     __table_args__ = (sa.Index(None, "user_id", "sha256"), in_check("kind", ATTACHMENT_KINDS, name="kind"))
+
+
+class SessionSource(StoreModel, table=True):
+    """A context source the session holds: added by one of its turns, given to every later turn by reference
+    (the document that turn loaded into the session's context directory, never loaded again) until the user
+    removes it. `key` (kind and document) keeps one row per document; the first turn that loaded it wins."""
+
+    __tablename__ = "session_sources"
+
+    id: str = id_field()
+    session_id: str = fk_field("sessions.id", index=False)  # covered by uq(session_id, key)
+    key: str = str_field(128)
+    kind: str = str_field(16)
+    label: str = str_field(16)  # the `context_loaded` source: attachment, text, url, repository, workspace
+    name: str = str_field(500)
+    document: str = str_field(255)  # its file in the session's context directory (CONTEXT_DIR)
+    clone: str | None = str_field(255, default=None, nullable=True)  # repos/<dir> of a repository source
+    attachment_id: str | None = ref_field()
+    url: str | None = text_field()
+    ref: str | None = str_field(255, default=None, nullable=True)
+    path: str | None = text_field()
+    media_type: str | None = str_field(255, default=None, nullable=True)
+    chars: int = int_field(big=True)
+    bytes: int | None = int_field(default=None, nullable=True, big=True)
+    truncated: bool = Field(default=False, nullable=False)
+    turn_index: int = int_field(default=0)
+    run_id: str | None = ref_field()
+    created_at: datetime = created_field()
+
+    __table_args__ = (sa.UniqueConstraint("session_id", "key"), in_check("kind", SOURCE_KINDS, name="kind"))
 
 
 class Artifact(StoreModel, table=True):

@@ -49,7 +49,6 @@ class Run(StoreModel, table=True):
     input_fingerprint: str | None = str_field(128, default=None, nullable=True)
     program_version: str | None = str_field(255, default=None, nullable=True)
     budgets: dict[str, Any] = json_field()
-    input: dict[str, Any] | None = json_field(nullable=True)  # the TurnInput a queue worker rebuilds the turn from
     usage: dict[str, Any] = json_field()
     error: dict[str, Any] | None = json_field(nullable=True)
     last_seq: int = int_field(default=0)
@@ -104,7 +103,8 @@ class RunEvent(StoreModel, table=True):
 
 
 class TraceFeedback(StoreModel, table=True):
-    """A thumbs up/down on a run, optionally with the answer the user expected (feeds GEPA datasets)."""
+    """A user's thumbs up/down on a run, optionally with a comment and the answer they expected (their
+    correction; feeds GEPA datasets). One per user and run: rating again replaces it."""
 
     __tablename__ = "trace_feedback"
 
@@ -115,5 +115,6 @@ class TraceFeedback(StoreModel, table=True):
     comment: str | None = text_field()
     expected_answer: str | None = text_field()
     created_at: datetime = created_field()
+    updated_at: datetime = updated_field()
 
-    __table_args__ = (in_check("rating", RATINGS, name="rating"),)
+    __table_args__ = (sa.UniqueConstraint("run_id", "user_id"), in_check("rating", RATINGS, name="rating"))

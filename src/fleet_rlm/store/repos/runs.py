@@ -38,11 +38,9 @@ async def create_run(
     program_version: str | None = None,
     run_id: str | None = None,
     owner: str | None = None,
-    input: dict[str, Any] | None = None,
 ) -> tuple[Run, bool]:
     """Create a queued run — or, with an `owner`, one already running and claimed by it (a turn its server
     executes at once: the claim `claim_run` would make, epoch 1, in the same INSERT); returns (run, created).
-    `input` is the turn's input, kept for a queue worker that rebuilds the turn from the run.
 
     With an `idempotency_key` already used by this user: the earlier run is returned with created=False
     when the fingerprints match, else IdempotencyConflictError is raised.
@@ -56,7 +54,6 @@ async def create_run(
         input_fingerprint=input_fingerprint,
         budgets=budgets or {},
         program_version=program_version,
-        input=input,
     )
     if run_id is not None:
         row.id = run_id
@@ -414,3 +411,18 @@ async def list_unfinished_runs(session: AsyncSession, *, limit: int = 1000) -> l
         select(Run).where(col(Run.status).in_(ACTIVE)).order_by(col(Run.created_at), col(Run.id)).limit(limit)
     )
     return list(result.scalars())
+
+
+async def take_over_run(session: AsyncSession, *, run_id: str, owner: str, previous_owner: str | None) -> Run | None:
+    """Claim a running run whose owner died for `owner` (fenced on the owner it had: of two servers resuming it,
+    one wins), with a new claim epoch: the old owner's writes, should it wake, are refused by both; the run with
+    its new owner, or None when it moved meanwhile."""
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING, col(Run.owner) == previous_owner)
+        .values(owner=owner, heartbeat_at=utcnow(), claim_epoch=col(Run.claim_epoch) + 1)
+        .returning(Run)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+    run: Run | None = result.scalars().one_or_none()
+    return run

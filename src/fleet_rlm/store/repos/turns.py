@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from fleet_rlm.store.models import Turn
+from fleet_rlm.store.models import Run, Turn
 from fleet_rlm.store.repos._sql import UNSET, Page
 
 MAX_PAGE = 200
@@ -67,3 +68,15 @@ async def update_turn(
         update(Turn).where(col(Turn.id) == turn_id).values(**values).execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)
+
+
+RunState = tuple[str, dict[str, Any] | None]
+
+
+async def run_states(session: AsyncSession, *, run_ids: Collection[str]) -> dict[str, RunState]:
+    """(status, error) of the runs turns point at, by run id, in one query (a fork's turns point at its origin's)."""
+    wanted = sorted(set(run_ids))
+    if not wanted:
+        return {}
+    result = await session.execute(select(col(Run.id), col(Run.status), col(Run.error)).where(col(Run.id).in_(wanted)))
+    return {run_id: (status, dict(error) if error else None) for run_id, status, error in result.tuples()}

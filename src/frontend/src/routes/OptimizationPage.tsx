@@ -1,4 +1,4 @@
-// Optimization (GEPA): modules, dataset upload and list, start a run, live progress, history, results and
+// Optimization (GEPA): modules, dataset upload and list, rated answers turned into dataset rows, start a run, live progress, history, results and
 // report, compare two runs, promote and rollback. The open run / comparison lives in the URL (?run=, ?a=&b=)
 // so it survives reloads and can be linked.
 import { useQuery } from "@tanstack/react-query";
@@ -9,6 +9,7 @@ import { ComparePanel } from "../features/optimization/CompareView";
 import { DatasetsPanel } from "../features/optimization/DatasetsPanel";
 import { DatasetUpload } from "../features/optimization/DatasetUpload";
 import { ModulesPanel } from "../features/optimization/ModulesPanel";
+import { RatedRunsPanel } from "../features/optimization/RatedRunsPanel";
 import { RunDetail } from "../features/optimization/RunDetail";
 import { RunHistory } from "../features/optimization/RunHistory";
 import { StartRun } from "../features/optimization/StartRun";
@@ -52,6 +53,7 @@ export function OptimizationPage() {
       {runId && <RunDetail key={runId} runId={runId} onClose={close} />}
       {a && b && <ComparePanel a={a} b={b} onClose={close} onSwap={() => compare(b, a)} />}
       <RunHistory current={runId} onOpen={openRun} onCompare={compare} />
+      <RatedRunsPanel />
       <div className="grid grid-cols-[repeat(auto-fit,minmax(min(340px,100%),1fr))] items-start gap-3">
         <DatasetsPanel />
         <VersionsPanel />

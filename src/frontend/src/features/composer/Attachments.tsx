@@ -16,7 +16,7 @@ export function Attachments({
   const input = useRef<HTMLInputElement>(null);
   return (
     <div className="row">
-      <button type="button" onClick={() => input.current?.click()}>+ Attach files</button>
+      <button type="button" onClick={() => input.current?.click()}>+ Attach<span className="phone-hide"> files</span></button>
       <input ref={input} type="file" multiple hidden aria-label="Attach files" data-testid="file-input"
         onChange={(e) => {
           onFiles(Array.from(e.target.files ?? []));

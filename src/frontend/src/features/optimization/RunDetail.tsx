@@ -4,6 +4,7 @@ import { CodeBlock } from "../../components/Lazy";
 import { Markdown } from "../../components/Lazy";
 import { ErrorView, Loading } from "../../components/States";
 import { ApiError } from "../../lib/api/errors";
+import { PromoteButton } from "./PromoteButton";
 import { RunProgress, RunStatusBadge } from "./RunProgress";
 import { RunResultsTable } from "./RunResultsTable";
 import { budgetText } from "./RunHistory";
@@ -34,7 +35,7 @@ export function RunDetail({ runId, onClose }: { runId: string; onClose: () => vo
   const finished = !!r && !isActive(r);
   const results = useRunResults(runId, finished);
   const versions = useVersions();
-  const { cancel, promote } = useOptimizationMutations();
+  const { cancel } = useOptimizationMutations();
   const version = versions.data?.find((v) => v.version === r?.program_version && v.module === r?.module);
   const delta = typeof r?.scores.optimized === "number" && typeof r?.scores.baseline === "number" ? r.scores.optimized - r.scores.baseline : null;
 
@@ -59,7 +60,7 @@ export function RunDetail({ runId, onClose }: { runId: string; onClose: () => vo
           {r.error && <ErrorView error={runError(r.error)} />}
           {finished && (
             <div className="counter" aria-label="Validation scores">
-              <span>Baseline <b>{fmtScore(r.scores.baseline)}</b></span>
+              <span>Baseline{r.config.baseline_version ? ` (${String(r.config.baseline_version)})` : ""} <b>{fmtScore(r.scores.baseline)}</b></span>
               <span>Optimized <b data-testid="opt-score">{fmtScore(r.scores.optimized)}</b></span>
               <span>Change <b>{fmtDelta(delta)}</b></span>
               <span>Version <b>{r.program_version ?? "none saved"}</b></span>
@@ -73,14 +74,10 @@ export function RunDetail({ runId, onClose }: { runId: string; onClose: () => vo
               </button>
             )}
             {finished && r.program_version && (
-              <button type="button" className="primary" disabled={version?.promoted || promote.isPending} onClick={() => promote.mutate(r.id)}>
-                {version?.promoted ? `${r.program_version} is promoted` : `Promote ${r.program_version}`}
-              </button>
+              <PromoteButton run={r} promoted={!!version?.promoted} />
             )}
           </div>
           {cancel.error && <ErrorView error={cancel.error} />}
-          {promote.error && <ErrorView error={promote.error} />}
-          {promote.data && <p role="status" className="ok-text">{promote.data.version} is now used by new turns of <code>{promote.data.module}</code>.</p>}
           {finished && results.isPending && <Loading label="Loading results…" />}
           {results.error && <ErrorView error={results.error} />}
           {results.data && (

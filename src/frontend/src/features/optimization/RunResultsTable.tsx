@@ -64,7 +64,7 @@ export function RunResultsTable({ results }: { results: RunResults }) {
                   <td><b>{fmtScore(base.score)}</b> {outputText(base.output, expectedKeys)}</td>
                   <td>{after ? <><b>{fmtScore(after.score)}</b> {outputText(after.output, expectedKeys)}</> : <span className="muted">not evaluated</span>}</td>
                   <td className={delta === null ? "" : delta > 0 ? "ok-text" : delta < 0 ? "err-text" : "muted"}>{fmtDelta(delta)}</td>
-                  <td><button type="button" aria-expanded={open === id} aria-label={`Compare outputs of example ${id}`} onClick={() => setOpen(open === id ? null : id)}>{open === id ? "Hide" : "Diff"}</button></td>
+                  <td><button type="button" aria-expanded={open === id} aria-label={`${open === id ? "Hide" : "Diff"}: compare outputs of example ${id}`} onClick={() => setOpen(open === id ? null : id)}>{open === id ? "Hide" : "Diff"}</button></td>
                 </tr>
                 {open === id && (
                   <tr className="bg-panel-2" data-testid="example-compare">

@@ -91,6 +91,16 @@ export function useCompare(a: string | null, b: string | null) {
   });
 }
 
+/** The run's version beside the current one on its validation rows (asked when the promote dialog opens). */
+export function usePromotionCheck(id: string, enabled: boolean) {
+  return useQuery({
+    queryKey: [...KEY, "promotion", id],
+    enabled,
+    staleTime: 0,
+    queryFn: () => call(api.GET("/api/v1/optimization/runs/{run_id}/promotion", { params: { path: { run_id: id } } })),
+  });
+}
+
 export function useVersions() {
   return useQuery({ queryKey: [...KEY, "versions"], queryFn: () => call(api.GET("/api/v1/optimization/versions")) });
 }
@@ -116,7 +126,8 @@ export function useOptimizationMutations() {
       onSuccess: refresh,
     }),
     promote: useMutation({
-      mutationFn: (id: string) => call(api.POST("/api/v1/optimization/runs/{run_id}/promote", { params: { path: { run_id: id } } })),
+      mutationFn: ({ id, confirm }: { id: string; confirm: boolean }) =>
+        call(api.POST("/api/v1/optimization/runs/{run_id}/promote", { params: { path: { run_id: id }, query: { confirm } } })),
       onSuccess: refresh,
     }),
     rollback: useMutation({

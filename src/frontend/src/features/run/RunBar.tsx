@@ -26,8 +26,8 @@ export function RunBar({ view }: { view: RunView }) {
       <span className="min-w-0 truncate" role="status">{timeline.status ?? "running"}</span>
       <span className="shrink-0 tabular-nums text-muted">{(elapsedMs(timeline, now) / 1000).toFixed(1)} s</span>
       <span className="grow" />
-      <button className="danger shrink-0" onClick={stop.stop} disabled={stop.pending} aria-label="Stop run" aria-keyshortcuts="Escape" title="Stop the run (Esc)">
-        {stop.pending ? "Stopping…" : "■ Stop"} <span className="muted text-[11px]">Esc</span>
+      <button className="danger shrink-0" onClick={stop.stop} disabled={stop.pending} aria-label={stop.pending ? "Stopping the run" : "Stop run"} aria-keyshortcuts="Escape" title="Stop the run (Esc)">
+        <span aria-hidden="true">{stop.pending ? "" : "■ "}</span>{stop.pending ? "Stopping…" : "Stop"} <span className="muted text-[11px]" aria-hidden="true">Esc</span>
       </button>
     </div>
   );

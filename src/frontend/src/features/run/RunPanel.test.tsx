@@ -45,7 +45,7 @@ describe("RunPanel", () => {
     await waitFor(() => expect(answer.querySelector("strong")?.textContent).toBe("bold"), { timeout: 15_000 });
     expect(container.querySelector("script")).toBeNull();
     expect(answer.querySelector("a")?.getAttribute("href") ?? "").not.toContain("javascript");
-    expect(screen.getByRole("button", { name: "Thumbs up" })).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Good" })).toBeTruthy();
     expect(screen.queryByRole("button", { name: "Stop" })).toBeNull();
   });
 

@@ -1,10 +1,11 @@
-// One committed turn in the history: the user's message and answer; its steps are replayed on demand. Earlier
+// One committed turn in the history: the user's message, answer and your rating; its steps are replayed on demand. Earlier
 // turns offer "Edit and rerun" and "Fork from here" (both make a fork; this session is never changed).
 import { useState } from "react";
 import { Markdown } from "../../components/Lazy";
 import type { Schemas } from "../../lib/api/client";
 import { useRun } from "../../lib/events/useRun";
 import { EditTask, TurnActions } from "../share/TurnActions";
+import { Feedback } from "./Feedback";
 import { RunPanel } from "./RunPanel";
 
 export function UserMessage({ text }: { text: string }) {
@@ -36,11 +37,33 @@ export function TurnView({ turn, linked = false, forking }: { turn: Schemas["Tur
         <PastRun runId={turn.run_id} />
       ) : (
         <>
-          {turn.answer ? <div className="answer"><Markdown text={turn.answer} /></div> : <p className="muted">No answer.</p>}
+          {turn.answer ? <div className="answer"><Markdown text={turn.answer} /></div> : <NoAnswer turn={turn} />}
           {turn.run_id && <button className="link" onClick={() => setOpen(true)}>Show steps</button>}
+          {turn.run_id && turn.answer && <Feedback runId={turn.run_id} />}
         </>
       )}
     </article>
+  );
+}
+
+const ENDED: Record<string, { label: string; badge: string }> = {
+  failed: { label: "failed", badge: "err" },
+  interrupted: { label: "interrupted", badge: "err" },
+  cancelled: { label: "cancelled", badge: "warn" },
+  running: { label: "running", badge: "" },
+  queued: { label: "queued", badge: "" },
+};
+
+/** A turn without an answer says why: its run failed (with the error), was cancelled or interrupted, or runs. */
+function NoAnswer({ turn }: { turn: Schemas["TurnOut"] }) {
+  const ended = turn.status ? ENDED[turn.status] : undefined;
+  if (!ended) return <p className="muted">No answer.</p>;
+  const error = turn.error as { code?: string; message?: string } | null | undefined;
+  return (
+    <p className="m-0 flex flex-wrap items-baseline gap-2" data-testid="turn-status" data-status={turn.status}>
+      <span className={`badge ${ended.badge}`}>{ended.label}</span>
+      {error?.message && <span className="text-[13px] text-err">{error.code ? `${error.code}: ` : ""}{error.message}</span>}
+    </p>
   );
 }
 

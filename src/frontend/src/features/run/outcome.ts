@@ -4,7 +4,7 @@
 import type { FleetEvent } from "../../lib/api/events.gen";
 import type { Timeline } from "../../lib/events/types";
 
-export type Outcome = "queued" | "running" | "idle" | "succeeded" | "partial" | "failed" | "cancelled" | "interrupted";
+export type Outcome = "pending" | "queued" | "running" | "idle" | "succeeded" | "partial" | "failed" | "cancelled" | "interrupted";
 
 export interface OutcomeInfo {
   outcome: Outcome;
@@ -13,10 +13,10 @@ export interface OutcomeInfo {
 }
 
 export const OUTCOME_LABEL: Record<Outcome, string> = {
-  idle: "idle", queued: "queued", running: "running", succeeded: "succeeded", partial: "partial", failed: "failed", cancelled: "cancelled", interrupted: "interrupted",
+  idle: "idle", pending: "loading…", queued: "queued", running: "running", succeeded: "succeeded", partial: "partial", failed: "failed", cancelled: "cancelled", interrupted: "interrupted",
 };
 export const OUTCOME_BADGE: Record<Outcome, string> = {
-  idle: "", queued: "", running: "", succeeded: "ok", partial: "warn", failed: "err", cancelled: "warn", interrupted: "err",
+  idle: "", pending: "", queued: "", running: "", succeeded: "ok", partial: "warn", failed: "err", cancelled: "warn", interrupted: "err",
 };
 
 const BUDGET_NAME: Record<string, string> = {

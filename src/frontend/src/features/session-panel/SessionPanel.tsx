@@ -3,7 +3,7 @@
 import * as Tabs from "@radix-ui/react-tabs";
 import { useState } from "react";
 import { ArtifactsTab } from "./ArtifactsTab";
-import { ContextTab } from "./ContextTab";
+import { ContextTab, type LiveContext } from "./ContextTab";
 import { MemoryTab } from "./MemoryTab";
 
 const TAB_KEY = "fleet.panel.tab";
@@ -21,7 +21,7 @@ function savedTab(): Tab {
 
 const trigger = "session-tab";
 
-export function SessionPanel({ sessionId, onClose }: { sessionId: string; onClose: () => void }) {
+export function SessionPanel({ sessionId, live = null, onClose }: { sessionId: string; live?: LiveContext | null; onClose: () => void }) {
   const [tab, setTab] = useState<Tab>(savedTab);
   const choose = (value: string) => {
     setTab(value as Tab);
@@ -42,7 +42,7 @@ export function SessionPanel({ sessionId, onClose }: { sessionId: string; onClos
           </Tabs.List>
           <button type="button" className="panel-close" onClick={onClose} aria-label="Close the session panel">✕</button>
         </div>
-        <Tabs.Content value="context" className="min-h-0 flex-1 overflow-auto p-2.5"><ContextTab sessionId={sessionId} /></Tabs.Content>
+        <Tabs.Content value="context" className="min-h-0 flex-1 overflow-auto p-2.5"><ContextTab sessionId={sessionId} live={live} /></Tabs.Content>
         <Tabs.Content value="artifacts" className="min-h-0 flex-1 overflow-auto p-2.5"><ArtifactsTab sessionId={sessionId} /></Tabs.Content>
         <Tabs.Content value="memory" className="min-h-0 flex-1 overflow-auto p-2.5"><MemoryTab /></Tabs.Content>
       </Tabs.Root>

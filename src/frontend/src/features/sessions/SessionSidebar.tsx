@@ -17,6 +17,8 @@ export function SessionSidebar({ activeId }: { activeId?: string }) {
   const navigate = useNavigate();
   const running = new Set((states.data?.items ?? []).map((s) => s.session_id));
   const [pending, setPending] = useState<Schemas["SessionOut"] | null>(null);
+  // on a phone with a session open the list folds into one button, leaving the height to the conversation
+  const [listOpen, setListOpen] = useState(false);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
   const commit = (s: Schemas["SessionOut"]) => {
@@ -51,12 +53,17 @@ export function SessionSidebar({ activeId }: { activeId?: string }) {
   const groups = groupByRecency(items, new Date());
 
   return (
-    <aside className="sidebar" aria-label="Sessions">
+    <aside className={`sidebar${activeId ? " folded" : ""}${listOpen ? " list-open" : ""}`} aria-label="Sessions">
       <header>
         <button className="primary" onClick={newSession} disabled={create.isPending}>
           + New session
         </button>
         <input type="search" placeholder="Search sessions" aria-label="Search sessions" value={q} onChange={(e) => setQ(e.target.value)} />
+        {activeId && (
+          <button type="button" className="list-toggle" aria-expanded={listOpen} onClick={() => setListOpen(!listOpen)}>
+            {listOpen ? "Hide sessions" : `Sessions (${items.length})`}
+          </button>
+        )}
       </header>
       {pending && (
         <div className="flex items-center gap-2 border-b border-line bg-panel-2 px-3 py-1.5 text-[13px]" role="status" data-testid="undo-delete">

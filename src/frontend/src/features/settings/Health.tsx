@@ -1,9 +1,11 @@
-// Health: database, sandbox isolation level and backend (Daytona or local), model configuration.
-import { TableScroll } from "../../components/TableScroll";
+// Health, in one table: version and auth, the database (schema and readiness), the sandbox (isolation, backend,
+// readiness), Daytona, the root model and where turns run. Each fact appears once; readiness checks the server
+// adds later get their own rows.
 import { useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
 import { ErrorView, Loading } from "../../components/States";
+import { TableScroll } from "../../components/TableScroll";
 import { api, call, type Schemas } from "../../lib/api/client";
-import { RuntimeStatusTable } from "./RuntimeStatusTable";
 
 async function readiness(): Promise<Schemas["Readiness"]> {
   const result = await api.GET("/ready");
@@ -13,41 +15,57 @@ async function readiness(): Promise<Schemas["Readiness"]> {
   throw new Error("the server sent no readiness report");
 }
 
+const Badge = ({ ok, children }: { ok: boolean | null; children: string }) => (
+  <span className={`badge ${ok === null ? "" : ok ? "ok" : "err"}`}>{children}</span>
+);
+
+const Row = ({ name, children, testId }: { name: string; children: ReactNode; testId?: string }) => (
+  <tr><th scope="row">{name}</th><td data-testid={testId}>{children}</td></tr>
+);
+
+const SHOWN_CHECKS = new Set(["database", "sandbox"]);
+
 export function Health() {
   const ready = useQuery({ queryKey: ["ready"], queryFn: readiness });
   const info = useQuery({ queryKey: ["info"], queryFn: () => call(api.GET("/api/v1/info")) });
+  const status = useQuery({ queryKey: ["runtime", "status"], queryFn: () => call(api.GET("/api/v1/runtime/status")) });
+  const recheck = () => { void ready.refetch(); void info.refetch(); void status.refetch(); };
+  const checks = ready.data?.checks ?? {};
+  const notReady = (name: string) => (checks[name] && !checks[name].ok ? <span className="err-text"> — not ready: {checks[name].detail}</span> : null);
+  const i = info.data;
+  const s = status.data;
   return (
     <section className="panel stack" aria-labelledby="health-title">
       <div className="row">
         <h2 id="health-title" className="grow" style={{ fontSize: 16, margin: 0 }}>Health</h2>
-        <button onClick={() => { void ready.refetch(); void info.refetch(); }}>Recheck</button>
+        <button onClick={recheck}>Recheck</button>
       </div>
-      {(ready.isPending || info.isPending) && <Loading />}
-      {ready.error && <ErrorView error={ready.error} />}
-      {info.error && <ErrorView error={info.error} />}
-      {info.data && (
-        <TableScroll label="Server information"><table>
+      {(info.isPending || status.isPending) && <Loading />}
+      {[ready.error, info.error, status.error].map((e, n) => e && <ErrorView key={n} error={e} />)}
+      {i && s && (
+        <TableScroll label="Server health"><table aria-label="Server health">
           <tbody>
-            <tr><th scope="row">Version</th><td>{info.data.version}</td></tr>
-            <tr><th scope="row">Database</th><td>{info.data.database}</td></tr>
-            <tr><th scope="row">Sandbox backend</th><td>{info.data.sandbox_backend}</td></tr>
-            <tr><th scope="row">Auth</th><td>{info.data.auth_mode}</td></tr>
-            <tr><th scope="row">Model</th><td>{info.data.model.configured ? `${info.data.model.root ?? "?"} (delegate ${info.data.model.delegate ?? "same"})` : "not configured"}</td></tr>
-            <tr><th scope="row">Default mode</th><td>{info.data.default_mode}</td></tr>
-          </tbody>
-        </table></TableScroll>
-      )}
-      <RuntimeStatusTable />
-      {ready.data && (
-        <TableScroll label="Readiness checks"><table aria-label="Readiness checks">
-          <thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead>
-          <tbody>
-            {Object.entries(ready.data.checks).map(([name, check]) => (
-              <tr key={name}>
-                <td>{name}</td>
-                <td><span className={`badge ${check.ok ? "ok" : "err"}`}>{check.ok ? "ok" : "not ready"}</span></td>
-                <td>{check.detail}</td>
-              </tr>
+            <Row name="Version">{i.version} · auth {i.auth_mode} · default mode {i.default_mode}</Row>
+            <Row name="Database" testId="database">
+              <Badge ok={s.database.reachable && s.database.at_head}>{s.database.reachable ? (s.database.at_head ? "ok" : "needs upgrade") : "unreachable"}</Badge>{" "}
+              {s.database.kind} {s.database.revision ?? ""} {s.database.error ?? ""}{notReady("database")}
+            </Row>
+            <Row name="Sandbox" testId="isolation">
+              <Badge ok={s.sandbox.usable}>{s.sandbox.isolation}</Badge> {s.sandbox.backend} · {s.sandbox.live_sandboxes} live{" "}
+              {s.sandbox.reason && <span className="muted">— {s.sandbox.reason}</span>}{notReady("sandbox")}
+            </Row>
+            <Row name="Daytona">
+              <Badge ok={s.daytona.configured ? s.daytona.reachable : null}>{s.daytona.configured ? (s.daytona.reachable ? "reachable" : "unreachable") : "not configured"}</Badge> {s.daytona.detail}
+            </Row>
+            <Row name="Model">
+              <Badge ok={s.root_model.configured}>{s.root_model.configured ? "configured" : "missing"}</Badge> {s.root_model.model ?? ""}
+              {i.model.delegate && i.model.delegate !== s.root_model.model && ` (delegate ${i.model.delegate})`}{" "}
+              {s.root_model.source && <span className="muted">({s.root_model.source})</span>} {s.root_model.problem ?? ""}
+            </Row>
+            <Row name="Turns" testId="turn-workers">{s.turn_workers > 0 ? `${s.turn_workers} worker process${s.turn_workers === 1 ? "" : "es"}` : "in the server's threads"}</Row>
+            <Row name="Active runs">{s.active_runs}</Row>
+            {Object.entries(checks).filter(([name]) => !SHOWN_CHECKS.has(name)).map(([name, check]) => (
+              <Row key={name} name={name}><Badge ok={check.ok}>{check.ok ? "ok" : "not ready"}</Badge> {check.detail}</Row>
             ))}
           </tbody>
         </table></TableScroll>

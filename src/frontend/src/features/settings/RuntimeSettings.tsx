@@ -71,7 +71,7 @@ export function RuntimeSettings() {
   const bounds = schema.data ?? {};
   const Default = ({ k }: { k: Key }) =>
     k in overrides ? (
-      <button type="button" className="link text-[12px]" onClick={() => reset(k)} aria-label={`Use the server default for ${k}`}>
+      <button type="button" className="link text-[12px]" onClick={() => reset(k)} aria-label={`Use default (${String(current.data?.defaults[k])}) for ${k}`}>
         use default ({String(current.data?.defaults[k])})
       </button>
     ) : <span className="muted text-[12px]">server default</span>;

@@ -20,6 +20,8 @@ export function SessionMenu({ sessionId, onFork, forking, onError }: {
   onError: (message: string | null) => void;
 }) {
   const [busy, setBusy] = useState<ExportFormat | null>(null);
+  // the visible label starts the accessible name (WCAG 2.5.3), the rest says what the menu holds
+  const label = busy ? "Exporting…" : forking ? "Forking…" : "Share";
   const run = async (format: ExportFormat) => {
     onError(null);
     setBusy(format);
@@ -34,8 +36,8 @@ export function SessionMenu({ sessionId, onFork, forking, onError }: {
   return (
     <Menu.Root modal={false}>
       <Menu.Trigger asChild>
-        <button type="button" aria-label="Session actions" data-testid="session-actions">
-          {busy ? "Exporting…" : forking ? "Forking…" : "Share ▾"}
+        <button type="button" aria-label={`${label}: export or fork this session`} data-testid="session-actions">
+          {label}<span aria-hidden="true"> ▾</span>
         </button>
       </Menu.Trigger>
       <Menu.Portal>

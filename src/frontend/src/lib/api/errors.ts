@@ -35,3 +35,8 @@ export function isUnauthorized(error: unknown): boolean {
 export function isMissingEndpoint(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 404 || error.status === 405);
 }
+
+/** The server said there is no such thing (404 not_found) — not a failure that trying again could fix. */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404;
+}

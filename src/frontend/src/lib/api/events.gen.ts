@@ -17,6 +17,7 @@ export type FleetEvent =
   | Code
   | Output
   | ReplVariables
+  | ReplRestored
   | ToolCall
   | ToolResult
   | SubLMStart
@@ -447,9 +448,21 @@ export interface ContextLoaded {
    */
   chars: number;
   /**
+   * A repository's clone directory in CONTEXT_DIR.
+   */
+  clone: string | null;
+  /**
    * Recursion depth of the actor: 0 root, 1 child, ...
    */
   depth: number;
+  /**
+   * Its document's file name in CONTEXT_DIR.
+   */
+  document: string | null;
+  /**
+   * The earlier turn that added this source to the session; none if this turn.
+   */
+  from_turn: number | null;
   /**
    * Unique id of this event (hex uuid).
    */
@@ -712,6 +725,67 @@ export interface ReplVariable {
    * Its type's name, e.g. `list`, `DataFrame`.
    */
   type: string;
+}
+/**
+ * The REPL was loaded from a snapshot before its first cell (a fork, or a resumed run): what came back and
+ * what did not (values that were never kept, or that the sandbox could not load again), with why.
+ */
+export interface ReplRestored {
+  /**
+   * Who emitted it: `root`, `child:{child_id}`, `router`, `tools` or `runner`.
+   */
+  actor: string;
+  /**
+   * Recursion depth of the actor: 0 root, 1 child, ...
+   */
+  depth: number;
+  /**
+   * Unique id of this event (hex uuid).
+   */
+  id: string;
+  /**
+   * Variables not loaded -> why.
+   */
+  not_restored: {
+    [k: string]: string;
+  };
+  /**
+   * Id of the enclosing step or child (e.g. the child_id of a child's events).
+   */
+  parent_id: string | null;
+  /**
+   * Variables loaded, by name.
+   */
+  restored: string[];
+  /**
+   * Run this event belongs to.
+   */
+  run_id: string;
+  /**
+   * Position in the run's event log: dense and monotonic per run, assigned when persisted (0 means not yet persisted).
+   */
+  seq: number;
+  /**
+   * Session the run belongs to.
+   */
+  session_id: string;
+  /**
+   * fork: the origin's REPL at the fork point; resume: this run's.
+   */
+  source: "fork" | "resume";
+  /**
+   * Root iteration of that run the snapshot was taken after.
+   */
+  source_iteration: number;
+  /**
+   * Run whose snapshot was loaded.
+   */
+  source_run_id: string;
+  /**
+   * When it happened (UTC, ISO 8601).
+   */
+  ts: string;
+  type: "repl_restored";
 }
 /**
  * A host tool is being called (ReAct tools, or a tool called from REPL code).

@@ -231,13 +231,36 @@ export interface paths {
         };
         /**
          * Get Session Context
-         * @description The documents the session's turns loaded as context: where each came from, its size, the turn, the REPL
-         *     variable (from the turns' `context_loaded` events; a fork lists its inherited turns' context too).
+         * @description The context sources the session holds: where each came from, its size, the turn that added it, its file
+         *     in CONTEXT_DIR. Every later turn gets all of them (by reference: nothing is uploaded or fetched again); a
+         *     fork holds those of the turns it kept.
          */
         get: operations["getSessionContext"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{session_id}/context/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Session Context Source
+         * @description Remove one source from the session's context: from the next turn on, the model's `context` and the
+         *     sandbox's CONTEXT_DIR no longer have it (a turn already running keeps what it loaded). The attachment
+         *     itself stays; attach it again to add it back.
+         */
+        delete: operations["removeSessionContextSource"];
         options?: never;
         head?: never;
         patch?: never;
@@ -311,7 +334,7 @@ export interface paths {
         };
         /**
          * List Run Steps
-         * @description The run's events grouped into steps: per iteration (reasoning, code, output), tool calls, sub-LM
+         * @description The run's events grouped into steps: per iteration (reasoning, code, output, variables), tool calls, sub-LM
          *     calls and children; other events stand alone. Covers the first 5000 events (`truncated` says if more).
          */
         get: operations["listRunSteps"];
@@ -493,14 +516,47 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Trace Feedback
+         * @description Your feedback on your runs, most recently rated first, each with the task and the answer it rated.
+         */
+        get: operations["listTraceFeedback"];
         put?: never;
-        /** Create Trace Feedback */
+        /**
+         * Create Trace Feedback
+         * @description Rate a run; rating it again replaces your earlier feedback (same as PUT /feedback/{run_id}).
+         */
         post: operations["createTraceFeedback"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traces/feedback/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Trace Feedback */
+        get: operations["getTraceFeedback"];
+        /**
+         * Put Trace Feedback
+         * @description Set your feedback on the run (created, or replaced with exactly these fields).
+         */
+        put: operations["putTraceFeedback"];
+        post?: never;
+        /** Delete Trace Feedback */
+        delete: operations["deleteTraceFeedback"];
+        options?: never;
+        head?: never;
+        /**
+         * Patch Trace Feedback
+         * @description Change only the fields you send (null clears the comment or expected answer).
+         */
+        patch: operations["patchTraceFeedback"];
         trace?: never;
     };
     "/api/v1/runs/{run_id}/stream": {
@@ -533,7 +589,7 @@ export interface paths {
         get?: never;
         /**
          * Cancel Run
-         * @description Ask the run to stop (durable: any server process executing it sees the request).
+         * @description Ask an active run to stop (durable: any server process executing it sees the request).
          */
         put: operations["cancelRun"];
         post?: never;
@@ -1183,6 +1239,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/optimization/runs/{run_id}/promotion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check Promotion
+         * @description The run's version beside the one the scope runs now, both scored on the run's validation rows: what a
+         *     promotion would change, asked before promoting.
+         */
+        get: operations["checkOptimizationPromotion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/optimization/runs/{run_id}/promote": {
         parameters: {
             query?: never;
@@ -1195,7 +1272,8 @@ export interface paths {
         /**
          * Promote Run
          * @description Make the run's version what your turns run (scope=global: what every user's turns run, unless they
-         *     promoted their own).
+         *     promoted their own). Refused (409 promotion_not_better) when it is not strictly better than the version it
+         *     replaces on the run's validation rows, unless confirm=true.
          */
         post: operations["promoteOptimizationRun"];
         delete?: never;
@@ -1408,12 +1486,18 @@ export interface components {
         };
         /**
          * ContextSourceOut
-         * @description One piece of context a turn of this session loaded (its `context_loaded` event).
+         * @description One context source the session holds: added by one of its turns and given to every later turn until it
+         *     is removed (DELETE /api/v1/sessions/{id}/context/{source_id}).
          */
         ContextSourceOut: {
             /**
+             * Id
+             * @description Its id, to remove it; none for context of turns from before sessions held any.
+             */
+            id?: string | null;
+            /**
              * Turn
-             * @description The turn that loaded it, counting from 1.
+             * @description The turn that added it, counting from 1.
              */
             turn: number;
             /** Run Id */
@@ -1448,6 +1532,11 @@ export interface components {
              * @description True when the source was cut to a size limit.
              */
             truncated: boolean;
+            /**
+             * Document
+             * @description Its document's file name in the sandbox's CONTEXT_DIR.
+             */
+            document?: string | null;
             /**
              * Loaded At
              * Format: date-time
@@ -1542,6 +1631,11 @@ export interface components {
              * @description Only these sessions (default: all).
              */
             session_ids?: string[] | null;
+            /**
+             * Run Ids
+             * @description Only these rated runs (default: every rated run).
+             */
+            run_ids?: string[] | null;
         };
         /** DatasetOut */
         DatasetOut: {
@@ -1748,17 +1842,23 @@ export interface components {
         };
         /** FeedbackCreate */
         FeedbackCreate: {
-            /** Run Id */
-            run_id: string;
             /**
              * Rating
              * @enum {string}
              */
             rating: "up" | "down";
-            /** Comment */
+            /**
+             * Comment
+             * @description Why (free text).
+             */
             comment?: string | null;
-            /** Expected Answer */
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
             expected_answer?: string | null;
+            /** Run Id */
+            run_id: string;
         };
         /** FeedbackOut */
         FeedbackOut: {
@@ -1766,8 +1866,11 @@ export interface components {
             id: string;
             /** Run Id */
             run_id: string;
-            /** Rating */
-            rating: string;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
             /** Comment */
             comment: string | null;
             /** Expected Answer */
@@ -1777,6 +1880,58 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** FeedbackPage */
+        FeedbackPage: {
+            /** Total */
+            total: number;
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
+            /** Items */
+            items: components["schemas"]["RatedRunOut"][];
+        };
+        /**
+         * FeedbackPatch
+         * @description Only the fields given change; null clears a comment or expected answer.
+         */
+        FeedbackPatch: {
+            /** Rating */
+            rating?: ("up" | "down") | null;
+            /**
+             * Comment
+             * @description Why (free text).
+             */
+            comment?: string | null;
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
+            expected_answer?: string | null;
+        };
+        /** FeedbackPut */
+        FeedbackPut: {
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Comment
+             * @description Why (free text).
+             */
+            comment?: string | null;
+            /**
+             * Expected Answer
+             * @description The answer you expected: your correction, used as the gold answer when the rating is down.
+             */
+            expected_answer?: string | null;
         };
         /** ForkCreate */
         ForkCreate: {
@@ -1867,6 +2022,11 @@ export interface components {
             model: components["schemas"]["ModelInfo"];
             /** Default Mode */
             default_mode: string;
+            /**
+             * Upload Max Bytes
+             * @description Largest file accepted, as an attachment or a volume upload.
+             */
+            upload_max_bytes: number;
         };
         /**
          * LMCheckResult
@@ -2366,6 +2526,47 @@ export interface components {
             } | null;
         };
         /**
+         * PromotionOut
+         * @description A run's saved version beside the version the promotion would replace, on the run's validation rows.
+         */
+        PromotionOut: {
+            /** Module */
+            module: string;
+            /** Candidate Version */
+            candidate_version: string;
+            /**
+             * Candidate Score
+             * @description The run's version, scored on its validation rows.
+             */
+            candidate_score: number | null;
+            /**
+             * Current Version
+             * @description What the scope runs now (builtin-1: the built-in program).
+             */
+            current_version: string;
+            /**
+             * Current Score
+             * @description The current version on the same rows; null when this run did not score it (then the candidate is not known to be better).
+             */
+            current_score: number | null;
+            /**
+             * Rows
+             * @description How many validation rows both scores are over.
+             */
+            rows: number;
+            /**
+             * Better
+             * @description The candidate is strictly better; otherwise promoting needs confirm=true.
+             */
+            better: boolean;
+            /**
+             * Already Current
+             * @description The scope already runs the candidate.
+             * @default false
+             */
+            already_current: boolean;
+        };
+        /**
          * QueueStatus
          * @description The job queue of queue execution (PostgreSQL): what to monitor.
          */
@@ -2430,6 +2631,56 @@ export interface components {
             optimization_slots: number;
             /** Optimizations Running */
             optimizations_running: number;
+        };
+        /**
+         * RatedRunOut
+         * @description Feedback with the run it rates: where it ran and what was asked and answered.
+         */
+        RatedRunOut: {
+            /** Id */
+            id: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /** Comment */
+            comment: string | null;
+            /** Expected Answer */
+            expected_answer: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Session Id */
+            session_id: string;
+            /** Turn Id */
+            turn_id: string | null;
+            /**
+             * Execution Mode
+             * @description The run's mode: direct, tools, rlm or auto.
+             */
+            execution_mode: string;
+            /** Program Version */
+            program_version: string | null;
+            /**
+             * Task
+             * @description The user's message of the turn.
+             */
+            task: string;
+            /**
+             * Answer
+             * @description The turn's committed answer.
+             */
+            answer: string;
         };
         /** Readiness */
         Readiness: {
@@ -2850,7 +3101,7 @@ export interface components {
         };
         /**
          * SessionContext
-         * @description The context a session's turns loaded, oldest turn first (a fork includes its inherited turns').
+         * @description The context sources a session holds, oldest turn first (a fork holds those of the turns it kept).
          */
         SessionContext: {
             /** Items */
@@ -3273,6 +3524,18 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+            /**
+             * Status
+             * @description Its run's status: queued, running, succeeded, failed, cancelled or interrupted (null: no run).
+             */
+            status?: string | null;
+            /**
+             * Error
+             * @description Why its run failed or was interrupted (code, message, action), else null.
+             */
+            error?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** TurnPage */
         TurnPage: {
@@ -4063,6 +4326,43 @@ export interface operations {
             };
         };
     };
+    removeSessionContextSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such session, or it holds no such source (`context_source_not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     exportSession: {
         parameters: {
             query?: {
@@ -4758,6 +5058,50 @@ export interface operations {
             };
         };
     };
+    listTraceFeedback: {
+        parameters: {
+            query?: {
+                /** @description Only this run. */
+                run_id?: string | null;
+                /** @description Only this turn's run. */
+                turn_id?: string | null;
+                /** @description Only runs of this session. */
+                session_id?: string | null;
+                /** @description Only up (good) or down (bad). */
+                rating?: ("up" | "down") | null;
+                /** @description Only runs of this mode (direct, tools, rlm). */
+                mode?: string | null;
+                /** @description Items per page (at most 200). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     createTraceFeedback: {
         parameters: {
             query?: never;
@@ -4781,6 +5125,164 @@ export interface operations {
                 };
             };
             /** @description No such run for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    putTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    deleteTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run for this user, or no feedback on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    patchTraceFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description No such run for this user, or no feedback on it. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4853,6 +5355,20 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CancellationState"];
                 };
+            };
+            /** @description No such run for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `run_finished`: the run is no longer active (it ended, or never ran: a fork's record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
@@ -6285,11 +6801,61 @@ export interface operations {
             };
         };
     };
+    checkOptimizationPromotion: {
+        parameters: {
+            query?: {
+                /** @description user: your own turns; global: every user's (admins only). */
+                scope?: "user" | "global";
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromotionOut"];
+                };
+            };
+            /** @description No such resource for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run saved no version. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     promoteOptimizationRun: {
         parameters: {
             query?: {
                 /** @description user: your own turns; global: every user's (admins only). */
                 scope?: "user" | "global";
+                /** @description Promote even when the version is not strictly better than the current one. */
+                confirm?: boolean;
             };
             header?: never;
             path: {
@@ -6322,7 +6888,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The run saved no version. */
+            /** @description optimization_run_without_version: the run saved no version; promotion_not_better: not strictly better than the current version on the run's validation rows (details: both scores; retry with confirm=true). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ev, resetSeq } from "../../test/events";
-import { applyEvent, applyEvents, emptyTimeline } from "./timeline";
+import { applyEvent, applyEvents, applyRunStatus, emptyTimeline } from "./timeline";
 
 beforeEach(resetSeq);
 
@@ -99,5 +99,20 @@ describe("timeline reducer", () => {
     expect(failed.failure).toEqual({ code: "lm_unreachable", message: "no LM", action: "check the URL" });
     const cancelled = applyEvent(emptyTimeline("run1"), ev("turn_cancelled", { reason: "cancelled by user" }));
     expect(cancelled.phase).toBe("cancelled");
+  });
+
+  it("a run is pending until its events or its record say otherwise; a final record ends a run without a terminal event", () => {
+    expect(emptyTimeline("run1").phase).toBe("pending");
+    // a fork's record run: one session_forked event, status succeeded, no terminal event
+    const fork = applyEvent(emptyTimeline("run1"), ev("session_forked", { origin_session_id: "s0", after_turn: 1, origin_turns: 2 }));
+    expect(fork.phase).toBe("pending");
+    expect(applyRunStatus(fork, "succeeded").phase).toBe("succeeded");
+    expect(applyRunStatus(emptyTimeline("run1"), "running").phase).toBe("running");
+    // events win over a record read earlier; a final record is not undone by a replayed turn_started
+    const done = applyEvents(emptyTimeline("run1"), [ev("turn_started", { input_preview: "hi" }), ev("turn_finished", {})]);
+    expect(applyRunStatus(done, "running").phase).toBe("succeeded");
+    const replayed = applyEvent(applyRunStatus(emptyTimeline("run1"), "failed", { code: "x", message: "broke" }), ev("turn_started", { input_preview: "hi" }));
+    expect(replayed.phase).toBe("failed");
+    expect(replayed.failure).toEqual({ code: "x", message: "broke", action: undefined });
   });
 });

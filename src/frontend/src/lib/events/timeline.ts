@@ -1,13 +1,15 @@
 // Folds a run's events into a Timeline: dedupes by seq (replays and reconnects may repeat events), groups
 // sub-LM calls of one llm_query_batched, and gives each child RLM its own lane. Pure: easy to unit test.
 import type { FleetEvent } from "../api/events.gen";
-import { TERMINAL_TYPES, type ChildLane, type SubCall, type Timeline, type TimelineItem } from "./types";
+import { TERMINAL_TYPES, type ChildLane, type RunPhase, type SubCall, type Timeline, type TimelineItem } from "./types";
+
+const FINAL_PHASES: ReadonlySet<RunPhase> = new Set(["succeeded", "failed", "cancelled", "interrupted"]);
 
 export function emptyTimeline(runId: string | null = null): Timeline {
   return {
     runId,
     lastSeq: 0,
-    phase: runId ? "running" : "idle",
+    phase: runId ? "pending" : "idle",
     root: [],
     children: {},
     usage: null,
@@ -165,10 +167,11 @@ function applyChildState(children: Record<string, ChildLane>, event: FleetEvent)
 
 function applyRunState(t: Timeline, event: FleetEvent): Timeline {
   switch (event.type) {
+    // a run its record already called final (replayed from the start) does not go back to running
     case "turn_queued":
-      return { ...t, phase: "running", status: "queued: waiting for a worker" };
+      return FINAL_PHASES.has(t.phase) ? t : { ...t, phase: "running", status: "queued: waiting for a worker" };
     case "turn_started":
-      return { ...t, phase: "running", status: null, startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
+      return { ...t, phase: FINAL_PHASES.has(t.phase) ? t.phase : "running", status: null, startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
     case "status":
       return { ...t, status: event.message };
     case "reasoning":
@@ -213,6 +216,19 @@ export function applyEvent(t: Timeline, event: FleetEvent): Timeline {
   return next;
 }
 
+/**
+ * What the run's record says (GET /runs/{id}: its status and error). Events win: a terminal event already seen
+ * is kept. A final record ends a run whose events have no terminal event (a fork's `session_forked` record, a
+ * run recovered after a crash); an active record makes a pending run running.
+ */
+export function applyRunStatus(t: Timeline, status: string, error?: { code?: string; message?: string; action?: string | null } | null): Timeline {
+  if (FINAL_PHASES.has(t.phase) || t.phase === "idle") return t;
+  if (status === "queued" || status === "running") return t.phase === "pending" ? { ...t, phase: "running" } : t;
+  if (!FINAL_PHASES.has(status as RunPhase)) return t;
+  const failure = error?.message ? { code: error.code ?? status, message: error.message, action: error.action } : t.failure;
+  return { ...t, phase: status as RunPhase, status: null, failure: status === "succeeded" || status === "cancelled" ? t.failure : failure };
+}
+
 export function applyEvents(t: Timeline, events: FleetEvent[]): Timeline {
   return events.reduce(applyEvent, t);
 }
@@ -222,5 +238,5 @@ export function isTerminal(event: FleetEvent): boolean {
 }
 
 export function isFinished(t: Timeline): boolean {
-  return t.phase !== "running" && t.phase !== "idle";
+  return FINAL_PHASES.has(t.phase);
 }

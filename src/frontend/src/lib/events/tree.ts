@@ -320,6 +320,13 @@ export function buildTree(events: FleetEvent[]): RunTree {
       case "sandbox_reset":
         add(e, "event", container(a), "Sandbox reset", { subtitle: e.reason, status: "warn", end: ts });
         break;
+      case "repl_restored": {
+        // a fork or a resumed run loaded the REPL from a snapshot: amber when something did not come back
+        const missing = Object.keys(e.not_restored);
+        const subtitle = `${e.restored.length} restored${missing.length ? `; not restored: ${missing.join(", ")}` : ""}`;
+        add(e, "event", container(a), `REPL restored (${e.source})`, { subtitle, status: missing.length ? "warn" : "ok", end: ts });
+        break;
+      }
       case "memory_updated":
         add(e, "event", container(a), "Memory", { subtitle: e.path, status: "ok", end: ts });
         break;

@@ -38,7 +38,9 @@ export interface ChildLane {
   items: TimelineItem[];
 }
 
-export type RunPhase = "idle" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+/** "pending": a run whose status is not known yet (neither its events nor its record have said); never shown as
+ * running, so a run that already ended (a fork's record has no terminal event) never flashes a running bar. */
+export type RunPhase = "idle" | "pending" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
 
 export interface Timeline {
   runId: string | null;

@@ -139,7 +139,7 @@ export function NodeDetail({ tree, id, onClose, link }: { tree: RunTree; id: str
   if (!node) return null;
   const end = node.end ?? tree.tLast;
   return (
-    <aside className="min-w-0 self-start rounded-lg border border-line bg-panel p-3 lg:sticky lg:top-0" aria-label="Step detail" data-testid="node-detail">
+    <aside className="min-w-0 rounded-lg border border-line bg-panel p-3" aria-label="Step detail" data-testid="node-detail">
       <div className="flex flex-wrap items-center gap-2">
         <h2 className="m-0 text-[15px] font-semibold">{node.title}</h2>
         <span className={`badge ${BADGE[node.status]}`}>{STATUS_TEXT[node.status]}</span>

@@ -57,13 +57,19 @@ export default function RecursionGraph({ tree, selected, onSelect }: { tree: Run
     return { nodes, edges };
   }, [tree, selected]);
 
+  // fitting never magnifies past 1:1 (one root alone would fill the pane), so zooming in stays possible
+  const single = nodes.length === 1;
   return (
-    <div className="h-[22rem] rounded-lg border border-line bg-panel" data-testid="recursion-graph">
-      <ReactFlow nodes={nodes} edges={edges} fitView nodesDraggable={false} nodesConnectable={false} onNodeClick={(_, n) => onSelect(n.id)}
-        proOptions={{ hideAttribution: true }} colorMode={resolved}>
-        <Background />
-        <Controls showInteractive={false} />
-      </ReactFlow>
+    <div className="rounded-lg border border-line bg-panel" data-testid="recursion-graph">
+      {single && <p className="muted m-0 px-3 pt-2 text-[12px]" role="note">No child RLMs: this run did not recurse.</p>}
+      <div className={single ? "h-[9rem]" : "h-[22rem]"}>
+        <ReactFlow nodes={nodes} edges={edges} fitView fitViewOptions={{ maxZoom: 1, padding: 0.2 }} minZoom={0.2} maxZoom={2}
+          nodesDraggable={false} nodesConnectable={false} onNodeClick={(_, n) => onSelect(n.id)}
+          proOptions={{ hideAttribution: true }} colorMode={resolved}>
+          <Background />
+          <Controls showInteractive={false} />
+        </ReactFlow>
+      </div>
     </div>
   );
 }

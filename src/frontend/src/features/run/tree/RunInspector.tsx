@@ -1,9 +1,12 @@
 // The run tree, its recursion graph (one click away, loaded on demand) and the selected node's detail. The
-// selection lives in the URL (?run=<id>&node=<seq>), so a link opens the same step for anyone.
-import { lazy, Suspense, useEffect, useMemo, useState } from "react";
+// selection lives in the URL (?run=<id>&node=<seq>), so a link opens the same step for anyone. The detail sits
+// beside the tree only when the inspector itself (not the window: the side panels take their share) is wide
+// enough for both; otherwise it goes below the tree, which keeps the full width for its labels.
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 import type { FleetEvent } from "../../../lib/api/events.gen";
 import { ancestors, buildTree, nodeForSeq } from "../../../lib/events/tree";
+import { FeedbackBadge } from "./FeedbackBadge";
 import { NodeDetail } from "./NodeDetail";
 import { RunTreeView } from "./RunTree";
 
@@ -16,6 +19,7 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
   const selected = linked && tree.nodes[linked] ? linked : linked ? nodeForSeq(tree, Number(linked)) : null;
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
   const [view, setView] = useState<"tree" | "graph">("tree");
+  const detail = useRef<HTMLDivElement>(null);
 
   // a deep link opens the path to its node
   useEffect(() => {
@@ -35,6 +39,8 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
       next.delete("node");
     }
     setParams(next, { replace: true, preventScrollReset: true });
+    // stacked below the tree, the detail may start off screen: bring it into view when a step is picked
+    if (id) requestAnimationFrame(() => detail.current?.scrollIntoView?.({ block: "nearest" }));
   };
   const toggle = (id: string) => setCollapsed((c) => {
     const n = new Set(c);
@@ -47,7 +53,7 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
   const link = `${window.location.pathname}?run=${runId}&node=${selected ?? ""}`;
 
   return (
-    <div className="min-w-0" data-testid="run-inspector">
+    <div className="@container min-w-0" data-testid="run-inspector">
       <div className="mb-1 flex flex-wrap items-center gap-2 text-[12px]">
         <div role="group" aria-label="Run view" className="inline-flex overflow-hidden rounded-md border border-line">
           {(["tree", "graph"] as const).map((v) => (
@@ -64,8 +70,10 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
           </>
         )}
         <span className="muted">{Object.keys(tree.nodes).length.toLocaleString()} spans</span>
+        <FeedbackBadge runId={runId} />
       </div>
-      <div className={`grid gap-3 ${selected ? "lg:grid-cols-[minmax(0,1fr)_minmax(16rem,22rem)] xl:grid-cols-[minmax(0,1fr)_minmax(18rem,28rem)]" : ""}`}>
+      <div className={`grid grid-cols-[minmax(0,1fr)] gap-3 ${selected ? "@min-[60rem]:grid-cols-[minmax(0,1fr)_minmax(18rem,24rem)] @min-[80rem]:grid-cols-[minmax(0,1fr)_28rem]" : ""}`}
+        data-testid="inspector-grid">
         {view === "tree" ? (
           <RunTreeView tree={tree} selected={selected} onSelect={select} collapsed={collapsed} onToggle={toggle} />
         ) : (
@@ -73,7 +81,7 @@ export function RunInspector({ runId, events }: { runId: string; events: FleetEv
             <RecursionGraph tree={tree} selected={selected} onSelect={select} />
           </Suspense>
         )}
-        {selected && <NodeDetail tree={tree} id={selected} link={link} onClose={() => select(null)} />}
+        {selected && <div ref={detail} className="min-w-0 self-start @min-[60rem]:sticky @min-[60rem]:top-0"><NodeDetail tree={tree} id={selected} link={link} onClose={() => select(null)} /></div>}
       </div>
     </div>
   );

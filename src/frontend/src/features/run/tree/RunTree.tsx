@@ -66,13 +66,13 @@ export function RunTreeView({ tree, selected, onSelect, collapsed, onToggle }: {
 
   const ticks = [0, 0.5, 1];
   return (
-    <div className="rounded-lg border border-line bg-panel" data-testid="run-tree">
-      <div className="grid grid-cols-[minmax(0,1fr)_28%] gap-2 border-b border-line px-2 py-1 text-[11px] text-muted sm:grid-cols-[minmax(0,1fr)_4.5rem_38%]">
+    <div className="@container rounded-lg border border-line bg-panel" data-testid="run-tree">
+      <div className="grid grid-cols-[minmax(0,1fr)_28%] gap-2 border-b border-line px-2 py-1 text-[11px] text-muted @min-[36rem]:grid-cols-[minmax(0,1fr)_4.5rem_32%]">
         <span>Step</span>
-        <span className="hidden text-right sm:block">Tokens</span>
+        <span className="hidden text-right @min-[36rem]:block">Tokens</span>
         <span className="relative h-4" aria-hidden="true">
           {ticks.map((f) => (
-            <span key={f} className={`absolute top-0 -translate-x-1/2 whitespace-nowrap tabular-nums first:translate-x-0 last:-translate-x-full ${f === 0.5 ? "hidden sm:inline" : ""}`} style={{ left: `${f * 100}%` }}>
+            <span key={f} className={`absolute top-0 -translate-x-1/2 whitespace-nowrap tabular-nums first:translate-x-0 last:-translate-x-full ${f === 0.5 ? "hidden @min-[36rem]:inline" : ""}`} style={{ left: `${f * 100}%` }}>
               {duration(span * f)}
             </span>
           ))}
@@ -93,10 +93,10 @@ export function RunTreeView({ tree, selected, onSelect, collapsed, onToggle }: {
               <div key={n.id} id={`node-${n.id}`} role="treeitem" aria-level={row.level + 1} aria-selected={isSel}
                 aria-expanded={n.children.length ? open : undefined} aria-posinset={item.index + 1} aria-setsize={rows.length}
                 data-kind={n.kind} data-status={n.status} data-node={n.id}
-                className={`absolute left-0 top-0 grid w-full cursor-pointer grid-cols-[minmax(0,1fr)_28%] items-center gap-2 px-2 text-[13px] sm:grid-cols-[minmax(0,1fr)_4.5rem_38%] ${isSel ? "bg-panel-2 outline outline-1 outline-accent" : "hover:bg-panel-2"}`}
+                className={`absolute left-0 top-0 grid w-full cursor-pointer grid-cols-[minmax(0,1fr)_28%] items-center gap-2 px-2 text-[13px] @min-[36rem]:grid-cols-[minmax(0,1fr)_4.5rem_32%] ${isSel ? "bg-panel-2 outline outline-1 outline-accent" : "hover:bg-panel-2"}`}
                 style={{ height: ROW, transform: `translateY(${item.start}px)` }}
                 onClick={() => onSelect(n.id)}>
-                <span className="flex min-w-0 items-center gap-1 [--indent:7px] sm:[--indent:12px]" style={{ paddingLeft: `calc(${row.level} * var(--indent))` }}
+                <span className="flex min-w-0 items-center gap-1 [--indent:7px] @min-[36rem]:[--indent:12px]" style={{ paddingLeft: `calc(${row.level} * var(--indent))` }}
                   title={n.subtitle ? `${n.title} — ${n.subtitle}` : n.title}>
                   {n.children.length ? (
                     <button type="button" tabIndex={-1} aria-label={open ? `Collapse ${n.title}` : `Expand ${n.title}`}
@@ -109,7 +109,7 @@ export function RunTreeView({ tree, selected, onSelect, collapsed, onToggle }: {
                   <span className="min-w-0 flex-1 truncate text-muted">{n.subtitle}</span>
                   <span className="sr-only">, {STATUS_TEXT[n.status]}</span>
                 </span>
-                <span className="hidden text-right text-[12px] tabular-nums text-muted sm:block">{n.tokensIn + n.tokensOut ? tokens(n.tokensIn + n.tokensOut) : ""}</span>
+                <span className="hidden text-right text-[12px] tabular-nums text-muted @min-[36rem]:block">{n.tokensIn + n.tokensOut ? tokens(n.tokensIn + n.tokensOut) : ""}</span>
                 <span className="relative h-3" title={`${duration(end - n.start)} (+${duration(n.start - t0)})`}>
                   <span className="absolute inset-y-0 left-0 right-0 rounded bg-panel-2" />
                   <span className={`absolute inset-y-0 rounded ${BAR[n.status]}`} style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} />

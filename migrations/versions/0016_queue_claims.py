@@ -1,7 +1,7 @@
-"""runs.claim_epoch and runs.input, queue_workers: queue execution's fenced claims and its workers
+"""runs.claim_epoch, queue_workers: queue execution's fenced claims and its workers
 
-Revision ID: 0013_queue
-Revises: 0012
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-10 10:00:00.000000
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0013_queue"
-down_revision: str | Sequence[str] | None = "0012"
+revision: str = "0016"
+down_revision: str | Sequence[str] | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -19,7 +19,6 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("claim_epoch", sa.Integer(), nullable=False, server_default=sa.text("0")))
-        batch_op.add_column(sa.Column("input", sa.JSON(), nullable=True))
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.alter_column("claim_epoch", server_default=None)
     op.create_table(
@@ -37,5 +36,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("queue_workers")
     with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.drop_column("input")
         batch_op.drop_column("claim_epoch")
