@@ -111,8 +111,8 @@ def test_try_it_without_an_api_key_with_the_demo_fake_lm(tmp_path: Path) -> None
     assert "I called `read_attachment`" in answers["tools"] and "“region,sales”" in answers["tools"]
     assert json.loads(tools.stdout)["usage"]["lm_calls"] == 3  # one tool step, finish, the answer: no loop
     # rlm (routed there because a file is attached): its answer comes from the cells' variables over the file
-    assert answers["rlm"].startswith("Read "), answers["rlm"]
-    assert "(5 line(s) of content)" in answers["rlm"] and "in 3 chunk(s)" in answers["rlm"]
+    assert answers["rlm"].startswith("On “Summarize the sales”: I read "), answers["rlm"]
+    assert "(5 lines of content) in 3 chunks." in answers["rlm"]
     assert "“east,1530” stands out: it holds the largest number (1530)" in answers["rlm"]  # the child's finding
     steps = [p for p in rlm_prompts if "[[ ## iteration ## ]]" in p]
     assert sum("Sub-question:" not in p.split("Variable: `context`")[0] for p in steps) == 4  # root iterations

@@ -33,6 +33,7 @@ _INPUT = re.compile(r"\[\[ ## (\w+) ## \]\]\n?")
 _RESPOND = re.compile(r"\n*Respond with the corresponding output fields.*\Z", re.S)
 _ITERATION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _TASK_PREVIEW = re.compile(r"Variable: `task`.*?```\n(.*?)```", re.S)
+_DOCUMENTS = re.compile(r"^(\d+) documents?, ([\d,]+) chars in total")
 _FIRST_DOCUMENT = re.compile(r"in total: (.+?) \((\w+), [\d,]+ chars\)")
 _TOOLS_WORDS = re.compile(r"\b(memory|memories|workspace|files?|folders?|urls?|https?://\S+|web ?page|look up)\b", re.I)
 _RLM_WORDS = re.compile(r"\b(analy[sz]e|analysis|compute|calculate|count|explore|step by step|each|every)\b", re.I)
@@ -52,8 +53,11 @@ def quote(text: str, limit: int = 80) -> str:
 
 def route(inputs: dict[str, str]) -> str:
     task, context = inputs.get("task", ""), inputs.get("context", "")
-    if context and context != "nothing attached":
-        mode, reason = "rlm", f"The task comes with {context.split(':')[0]}; rlm reads them with code in a REPL."
+    documents = _DOCUMENTS.match(context)
+    if documents:
+        count, chars = int(documents.group(1)), documents.group(2)
+        what = "1 attached document" if count == 1 else f"{count} attached documents"
+        mode, reason = "rlm", f"The task comes with {what} ({chars} chars); rlm reads them with code in a REPL."
     elif _TOOLS_WORDS.search(task):
         mode, reason = "tools", "The task names files, memory or a URL; a few tool calls can read them."
     elif _RLM_WORDS.search(task):
@@ -112,6 +116,10 @@ def rlm_step(inputs: dict[str, str]) -> str:
     return dspy_fields(reasoning=reasoning, code=python_block(code))
 
 
+def lines_of(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -123,12 +131,12 @@ def sub_lm_answer(prompt: str) -> str:
     if not lines:
         return "There is nothing to read in this part."
     if head.lower().startswith("summarize"):
-        return f"{len(lines)} line(s), starting with {quote(lines[0], 60)}."
+        return f"{lines_of(len(lines))}, starting with {quote(lines[0], 60)}."
     numbered = [(max(float(n) for n in _NUMBER.findall(line)), line) for line in lines if _NUMBER.search(line)]
     if numbered:
         value, line = max(numbered, key=lambda pair: pair[0])
-        return f"{quote(line, 80)} stands out: it holds the largest number ({value:g}) of {len(lines)} line(s)."
-    return f"{quote(max(lines, key=len), 80)} stands out: it is the longest of {len(lines)} line(s)."
+        return f"{quote(line, 80)} stands out: it holds the largest number ({value:g}) of {lines_of(len(lines))}."
+    return f"{quote(max(lines, key=len), 80)} stands out: it is the longest of {lines_of(len(lines))}."
 
 
 def demo_rule() -> Rule:

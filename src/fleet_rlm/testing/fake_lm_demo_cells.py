@@ -19,7 +19,7 @@ DEMO_NOTE = "(Demo mode: fleet-rlm's fake model wrote this code; no real model w
 ROOT_EXPLORE = """\
 text = context if context.strip() else task
 lines = [line for line in text.splitlines() if line.strip() and not line.startswith("=== ")]  # not the file headers
-print(f"context: {len(context):,} characters, {len(lines)} line(s) of content")
+print(f"context: {len(context):,} characters, {len(lines)} line" + "s" * (len(lines) != 1) + " of content")
 if not context.strip():
     print("(nothing attached: reading the task instead)")
 for line in lines[:5]:
@@ -41,8 +41,9 @@ print("child says:", detail)
 
 ROOT_SUBMIT = f"""\
 answer = (
-    f"Read {{len(context):,}} characters of context ({{len(lines)}} line(s) of content)"
-    f" in {{len(chunks)}} chunk(s).\\n\\n"
+    f"On “{{task}}”: I read {{len(context):,}} characters of context"
+    f" ({{len(lines)}} line" + "s" * (len(lines) != 1) + " of content)"
+    f" in {{len(chunks)}} chunk" + "s" * (len(chunks) != 1) + ".\\n\\n"
     + "\\n".join(f"- Chunk {{n}}: {{s}}" for n, s in enumerate(summaries, 1))
     + f"\\n\\nA child agent looked closer: {{detail}}\\n\\n{DEMO_NOTE}"
 )
