@@ -52,7 +52,7 @@ def test_every_doc_image_exists_and_is_written_by_a_browser_test() -> None:
     assert not missing, f"images the docs show that do not exist: {missing}"
     untested = {str(p.relative_to(ROOT)): docs for p, docs in shown.items() if p not in made}
     assert not untested, (
-        f"doc images no browser test writes (add `shot(name, {{ doc: ... }})` to a spec in src/frontend/e2e): {untested}"
+        f"doc images no browser test writes (add `shot(name, {{ doc: ... }})` to a spec in e2e/): {untested}"
     )
 
 

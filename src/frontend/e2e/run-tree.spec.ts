@@ -48,6 +48,7 @@ test("a depth-2 run with parallel children renders as a nested tree with a step 
   await expect(detail).toContainText("Child RLM · depth 1");
   await expect(detail).toContainText("gamma: delta says ok");
   await expect(page).toHaveURL(/\?run=\w+&node=\w+/);
+  await detail.evaluate((el) => el.scrollIntoView({ block: "start" })); // the picture shows the detail, not only the tree
   await shot("run-tree-detail", { doc: "workspace/run-tree-detail" });
   // a child RLM's cell lists the variables of the child's own REPL
   await tree.locator('[role="treeitem"][data-kind="code"]').filter({ hasText: "M-GAMMA-DONE" }).click();
