@@ -13,10 +13,10 @@ import threading
 from typing import Any, TypeVar
 
 from fleet_rlm.events import TERMINAL_TYPES, EventBase
+from fleet_rlm.runtime.contracts import EventSink
 
 CLOSING_TYPES = frozenset({"usage", "summary", *TERMINAL_TYPES})
 """What a sealed stream still delivers: the turn's own closing events."""
-from fleet_rlm.runtime.contracts import EventSink
 
 logger = logging.getLogger(__name__)
 E = TypeVar("E", bound=EventBase)
