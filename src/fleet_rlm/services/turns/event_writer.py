@@ -71,9 +71,10 @@ class RunPart:
 
 
 class EventWriter:
-    def __init__(self, database: Database, bus: LocalBus) -> None:
+    def __init__(self, database: Database, bus: LocalBus, *, persist_after_s: float = PERSIST_AFTER_S) -> None:
         self.database = database
         self.bus = bus
+        self.persist_after_s = persist_after_s
         self._pending: dict[str, RunPart] = {}
         self._inflight: dict[str, RunPart] = {}
         self._failed: dict[str, BaseException] = {}
@@ -150,7 +151,7 @@ class EventWriter:
 
     async def _due(self) -> bool:
         """Return when pending parts should be written: at once when one is waited on (under load the next
-        transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S; says whether
+        transaction fills while one is in flight), else when the oldest has waited `persist_after_s`; says whether
         the parts nobody waits on are due. A timer that ends the wait counts as due even if it fired a little
         early (uvloop's timers have millisecond steps on a cached clock): re-checking the clock instead found
         nothing due and spun, or waited for the next wake."""
@@ -158,7 +159,7 @@ class EventWriter:
         if not background:
             await asyncio.sleep(0)
             return False
-        delay = min(background) + PERSIST_AFTER_S - time.monotonic()
+        delay = min(background) + self.persist_after_s - time.monotonic()
         due = delay <= 0
         if not due and not self._urgent.is_set() and len(background) == len(self._pending):
             try:
