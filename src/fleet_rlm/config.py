@@ -74,10 +74,7 @@ class Settings(BaseSettings):
     )
 
     # --- storage -------------------------------------------------------------------------------------------
-    data_dir: Path = Field(
-        default=Path("~/.fleet-rlm"),
-        description="Holds fleet.db (the SQLite default), workspaces/ and logs/.",
-    )
+    data_dir: Path = Field(default=Path("~/.fleet-rlm"), description="Holds fleet.db (SQLite), workspaces/, logs/.")
     database_url: str | None = Field(
         default=None,
         description=(
@@ -85,10 +82,7 @@ class Settings(BaseSettings):
             "Postgres: postgresql+asyncpg://user:pass@host:5432/db (run `fleet-rlm db upgrade` first)."
         ),
     )
-    config: Path | None = Field(
-        default=None,
-        description="Path of the TOML policy file (default config/fleet.toml when it exists).",
-    )
+    config: Path | None = Field(default=None, description="TOML policy file (default config/fleet.toml).")
 
     # --- server --------------------------------------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `fleet web` and `serve-api` bind to.")
@@ -212,6 +206,11 @@ class Settings(BaseSettings):
     batch_concurrency: BatchConcurrency = Field(default=8, description="Parallel sub-LM calls in llm_query_batched.")
     rlm_context_threshold_chars: int = Field(
         default=200_000, ge=0, description="In auto mode, contexts at least this large always go to rlm."
+    )
+    execution: Literal["inline", "queue"] = Field(
+        default="inline",
+        description="inline: a turn runs in the server that receives it (the only mode on SQLite). queue (Postgres): "
+        "turns and optimization runs wait in a Procrastinate queue for `fleet-rlm worker` processes.",
     )
     run_heartbeat_s: float = Field(default=5.0, gt=0, description="How often a running turn stamps its heartbeat.")
     turn_processes: int | None = Field(

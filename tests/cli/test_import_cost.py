@@ -73,3 +73,21 @@ def test_run_imports_no_model_or_web_stack(tmp_path: Path) -> None:
         loaded, ours = _probe(["run", "What is 2+2?", "--mode", "direct"], env)
     assert not loaded & MODEL_AND_WEB, loaded  # the turn ran in the local server; the client only streamed it
     assert "fleet_rlm.cli.render" in ours  # (it did render the turn)
+
+
+def test_the_embedded_default_never_imports_the_job_queue(tmp_path: Path) -> None:
+    from fleet_rlm.testing import FakeLMServer, adapter_fields_rule
+
+    with FakeLMServer(rule=adapter_fields_rule(answer="four")) as lm:
+        env = cli_env(
+            tmp_path / "data",
+            DSPY_LM_MODEL="openai/fake-model",
+            DSPY_LM_API_BASE=lm.base_url,
+            DSPY_LLM_API_KEY="fake",
+            FLEET_SANDBOX_POOL_SIZE="0",
+            FLEET_CLI_SERVER="inprocess",  # the server, its turn and its database in this very process
+        )
+        loaded, ours = _probe(["run", "What is 2+2?", "--mode", "direct"], env)
+    assert {"fastapi", "sqlalchemy", "dspy"} <= loaded  # the turn ran here, on SQLite
+    assert not {"procrastinate", "psycopg", "psycopg_pool"} & loaded, loaded
+    assert not {"fleet_rlm.services.queue.app", "fleet_rlm.services.queue.worker"} & ours

@@ -81,9 +81,16 @@ def test_refused_lm_connection_is_one_line_in_process(tmp_path: Path) -> None:
 
 
 def test_try_it_without_an_api_key_with_the_demo_fake_lm(tmp_path: Path) -> None:
-    """The README's "try it" path: `python -m fleet_rlm.testing.fake_lm --demo`, then the CLI against it."""
+    """The README's "try it" path: `python -m fleet_rlm.testing.fake_lm --demo`, then the CLI against it.
+
+    The demo shows what each program does with the user's own context: an RLM run explores it over several
+    iterations, batches sub-LM calls over chunks, asks a child, and submits a summary built from its variables;
+    a tools run calls one tool and finishes; a short question is routed to direct and answered from the task.
+    """
     from fleet_rlm.testing import FakeLMProcess
 
+    sales = tmp_path / "sales.csv"
+    sales.write_text("region,sales\nnorth,1234\nsouth,987\neast,1530\nwest,760\n", encoding="utf-8")
     with FakeLMProcess(extra_args=["--demo"]) as lm:
         env = cli_env(
             tmp_path / "data",
@@ -92,9 +99,25 @@ def test_try_it_without_an_api_key_with_the_demo_fake_lm(tmp_path: Path) -> None
             DSPY_LLM_API_KEY="fake",
             FLEET_SANDBOX_POOL_SIZE="0",
         )
-        ran = run_cli("fleet-rlm", ["run", "hello", "--mode", "direct"], env, timeout=120)
-    assert ran.returncode == 0, ran
-    assert "fake model's answer" in ran.stdout
+        direct = run_cli("fleet-rlm", ["run", "hello", "--json"], env, timeout=120)
+        tools = run_cli("fleet-rlm", ["run", "sum it up", "--mode", "tools", "--context", str(sales), "--json"], env)
+        before_rlm = len(lm.requests())
+        rlm = run_cli("fleet-rlm", ["run", "Summarize the sales", "--context", str(sales), "--json"], env, timeout=240)
+        rlm_prompts = [json.dumps(r["body"]) for r in lm.requests()[before_rlm:]]
+    for result in (direct, tools, rlm):
+        assert result.returncode == 0, result
+    answers = {name: json.loads(r.stdout)["answer"] for name, r in (("direct", direct), ("tools", tools), ("rlm", rlm))}
+    assert answers["direct"].startswith("You asked “hello”. No context was attached.")  # routed to direct
+    assert "I called `read_attachment`" in answers["tools"] and "“region,sales”" in answers["tools"]
+    assert json.loads(tools.stdout)["usage"]["lm_calls"] == 3  # one tool step, finish, the answer: no loop
+    # rlm (routed there because a file is attached): its answer comes from the cells' variables over the file
+    assert answers["rlm"].startswith("On “Summarize the sales”: I read "), answers["rlm"]
+    assert "(5 lines of content) in 3 chunks." in answers["rlm"]
+    assert "“east,1530” stands out: it holds the largest number (1530)" in answers["rlm"]  # the child's finding
+    steps = [p for p in rlm_prompts if "[[ ## iteration ## ]]" in p]
+    assert sum("Sub-question:" not in p.split("Variable: `context`")[0] for p in steps) == 4  # root iterations
+    assert sum("Summarize this part" in p and "[[ ## iteration" not in p for p in rlm_prompts) == 3  # sub-LM batch
+    assert any("Sub-question:" in p.split("Variable: `context`")[0] for p in steps)  # a child's own steps
 
 
 def test_chat_checks_url_and_repo_targets_when_entered(tmp_path: Path) -> None:

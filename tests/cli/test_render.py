@@ -25,6 +25,7 @@ from fleet_rlm.events import (
     TurnCancelled,
     TurnFailed,
     TurnFinished,
+    TurnQueued,
     Usage,
     WarningEvent,
 )
@@ -103,6 +104,13 @@ def test_compact_folds_code_and_output_to_one_line() -> None:
     assert "print(n)" not in text and "Then count." not in text
     assert "│ ▸ print('chapter')" in text
     assert "The answer is 42." in text and "7 LM calls" in text
+
+
+def test_a_queued_turn_says_it_waits_for_a_worker() -> None:
+    events = [TurnQueued(**ENV, queue="turns"), Final(**ENV, answer="done"), TurnFinished(**ENV)]
+    text, _ = render(events, "compact")
+    assert "· queued: waiting for a worker (turns)" in text
+    assert "queued" not in render(events, "off")[0]
 
 
 def test_off_shows_only_the_answer() -> None:

@@ -22,6 +22,7 @@ USAGE = UsageTotals(
 )
 
 PAYLOADS: dict[str, dict[str, Any]] = {
+    "turn_queued": {"queue": "turns"},
     "turn_started": {"turn_id": "t1", "requested_mode": "auto", "input_preview": "Summarise the repo"},
     "turn_finished": {"mode": "rlm", "duration_ms": 1234},
     "turn_failed": {"code": "model_not_configured", "message": "no model", "action": "set DSPY_LM_MODEL"},

@@ -122,6 +122,8 @@ ALLOWED: dict[str, str] = {
     "sandbox/daytona/context.py": "reads the host-only session context directory to upload it",
     "runtime/context/documents.py": "writes the per-session context directory (host-only, read-only to the guest)",
     "runtime/context/repo.py": "clones into the per-session context directory (host-only) via temporary dirs",
+    "runtime/context/kept.py": "reads a held document by name in the session context dir (host-only)",
+    "services/session_context.py": "removes a dropped source's files from the session context dir (host-only)",
     "runtime/mcp_client.py:_errlog": "a stdio MCP server's stderr log in <data_dir>/logs (host-only)",
     "services/share_redact.py": "resolves the data dir, workspace root and home only to redact them; opens nothing",
     "optimize/modules.py": "reads program instruction files bundled in the package",

@@ -175,7 +175,9 @@ async def test_a_finishing_run_is_written_alone_and_the_others_follow_a_few_at_a
     transactions (BACKGROUND_PARTS each), oldest first, until none is left."""
     user_id, session_id, (finishing, *running) = await _runs(db, 1 + 2 * BACKGROUND_PARTS + 1)
     bus = LocalBus()
-    writer = EventWriter(db, bus)
+    # The others' window is long enough that none falls due while the finishing run commits, however slow the
+    # machine (with the default 0.1 s a loaded CI could write them first); the loop below waits it out.
+    writer = EventWriter(db, bus, persist_after_s=2.0)
     commits: list[int] = []
     event.listen(db.engine.sync_engine, "commit", lambda _conn: commits.append(1))
     recorders = {run_id: RunRecorder(writer, bus, run_id=run_id, session_id=session_id) for run_id in running}

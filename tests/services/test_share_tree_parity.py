@@ -53,3 +53,15 @@ def test_cells_carry_code_output_and_variables() -> None:
     sections = {s.label: s for s in cells[0].sections}
     assert sections["code"].style == "code" and sections["stdout"].style == "output"
     assert sections["variables"].text == "total: int = 42\n… 2 more"
+
+
+def test_run_counts_read_as_words() -> None:
+    """The export's run line says "1 child" and "1 iteration", not "1 children" (seen in the walk-through)."""
+    from fleet_rlm.services.share_tree import RunView
+
+    def counts(iterations: int, sub_lm_calls: int, children: int) -> list[str]:
+        stats = {"iterations": iterations, "sub_lm_calls": sub_lm_calls, "children": children, "events": 0}
+        return RunView(run=None, start=None, end=None, nodes=[], truncated=False, stats=stats).counts()  # type: ignore[arg-type]
+
+    assert counts(1, 1, 1) == ["1 iteration", "1 sub-LM call", "1 child"]
+    assert counts(6, 4, 0) == ["6 iterations", "4 sub-LM calls", "0 children"]

@@ -58,7 +58,7 @@ async def _drift(url: str) -> list[object]:
 def test_migrations_dir_is_found_without_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert (migrate.migrations_dir() / "env.py").is_file()
-    assert migrate.head() == "0016_tidy"
+    assert migrate.head() == "0017"
 
 
 async def test_upgrade_downgrade_upgrade(db_url: str, is_sqlite: bool) -> None:

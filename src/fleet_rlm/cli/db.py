@@ -1,4 +1,5 @@
-"""`fleet-rlm db upgrade|current|downgrade`: the only way a Postgres schema moves."""
+"""`fleet-rlm db upgrade|current|downgrade`: the only way a Postgres schema moves (upgrade also applies the job
+queue's schema, Procrastinate's, on Postgres when it is missing)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ db_app = typer.Typer(help="Database schema migrations (Alembic).", no_args_is_he
 
 @db_app.command("upgrade")
 def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
-    """Migrate the database up to REVISION (default: head)."""
+    """Migrate the database up to REVISION (default: head); on PostgreSQL also apply the job queue's schema."""
 
     def body() -> None:
         from fleet_rlm.services.startup import migration_attributes
@@ -22,6 +23,13 @@ def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> 
         _ensure_sqlite_dir(settings)
         migrate.upgrade(settings.resolved_database_url, revision, attributes=migration_attributes(settings))
         typer.echo(f"database at {migrate.current(settings.resolved_database_url) or 'base'}")
+        if settings.database_kind == "postgresql":  # the job queue's own tables (queue execution, docs/deployment.md)
+            import asyncio
+
+            from fleet_rlm.services.queue.schema import apply_queue_schema
+
+            if asyncio.run(apply_queue_schema(settings.resolved_database_url)):
+                typer.echo("job queue schema applied")
 
     guarded(body)
 

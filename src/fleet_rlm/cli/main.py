@@ -16,6 +16,7 @@ FLEET_RLM_COMMANDS = {  # listed in this order by --help: commands, then groups
     "run": f"{CLI}.run:run",
     "web": f"{CLI}.main:web",
     "serve-api": f"{CLI}.main:serve_api",
+    "worker": f"{CLI}.worker:worker",
     "doctor": f"{CLI}.doctor:doctor",
     "mcp": f"{CLI}.mcp:mcp",
     "replay": f"{CLI}.replay:replay",

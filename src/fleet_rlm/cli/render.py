@@ -116,6 +116,10 @@ class TurnRenderer:
         if handler is not None:
             handler(event)
 
+    def _on_turn_queued(self, event: Any) -> None:
+        if self._trace("compact"):
+            self._line(0, f"· queued: waiting for a worker ({event.queue})", "dim")
+
     def _on_turn_started(self, event: Any) -> None:
         if self._trace("verbose"):
             self._line(0, f"▶ turn started (mode {event.requested_mode})", "dim")

@@ -29,6 +29,7 @@ from fleet_rlm.events.lifecycle import (
     TurnFailed,
     TurnFinished,
     TurnInterrupted,
+    TurnQueued,
     TurnStarted,
     WarningEvent,
 )
@@ -123,6 +124,7 @@ __all__ = [
     "TurnFailed",
     "TurnFinished",
     "TurnInterrupted",
+    "TurnQueued",
     "TurnStarted",
     "Usage",
     "UsageTotals",

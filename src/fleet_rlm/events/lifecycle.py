@@ -17,6 +17,15 @@ ExecutionMode = Literal["direct", "tools", "rlm"]
 ContextSource = Literal["file", "attachment", "text", "url", "repository", "workspace", "history", "other"]
 
 
+class TurnQueued(EventBase):
+    """The turn waits in the job queue for a worker (queue execution); turn_started follows when one takes it."""
+
+    type: Literal["turn_queued"] = "turn_queued"
+    queue: str = Field(
+        description="The queue it waits in: `turns` (any worker) or `turns@<worker>` (the one holding its REPL)."
+    )
+
+
 class TurnStarted(EventBase):
     """The run began executing a turn (after it left the queue)."""
 
@@ -139,6 +148,7 @@ class SandboxReset(EventBase):
 
 
 LIFECYCLE_EVENTS = (
+    TurnQueued,
     TurnStarted,
     TurnFinished,
     TurnFailed,

@@ -23,6 +23,7 @@ from fleet_rlm.events.lifecycle import (
     TurnFailed,
     TurnFinished,
     TurnInterrupted,
+    TurnQueued,
     TurnStarted,
     WarningEvent,
 )
@@ -45,7 +46,8 @@ from fleet_rlm.events.steps import (
 )
 
 Event = Annotated[
-    TurnStarted
+    TurnQueued
+    | TurnStarted
     | TurnFinished
     | TurnFailed
     | TurnCancelled
@@ -83,6 +85,7 @@ Event = Annotated[
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 EVENT_CLASSES: tuple[type[EventBase], ...] = (
+    TurnQueued,
     TurnStarted,
     TurnFinished,
     TurnFailed,

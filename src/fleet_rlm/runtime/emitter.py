@@ -1,8 +1,9 @@
 """`Emitter`: builds events with the right envelope and hands them to the caller's sink, in order.
 
 One lock per turn serializes emission across threads (children, batched calls), so the sink sees a total order
-and the API can number events densely. After the terminal event nothing more is emitted: work abandoned by a
-cancel (an LM call returning late) cannot append to a closed stream.
+and the API can number events densely. Once the turn starts closing (`seal`: its usage is counted) only the closing
+events pass, and after the terminal event nothing more is emitted: work abandoned by a cancel (an LM call
+returning late) cannot append to the stream's end.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any, TypeVar
 from fleet_rlm.events import TERMINAL_TYPES, EventBase
 from fleet_rlm.runtime.contracts import EventSink
 
+CLOSING_TYPES = frozenset({"usage", "summary", *TERMINAL_TYPES})
+"""What a sealed stream still delivers: the turn's own closing events."""
+
 logger = logging.getLogger(__name__)
 E = TypeVar("E", bound=EventBase)
 
@@ -23,6 +27,7 @@ class _Stream:
         self.sink = sink
         self.lock = threading.Lock()
         self.closed = False
+        self.sealed = False
         self.muted = False
         self.count = 0
 
@@ -53,7 +58,7 @@ class Emitter:
         event = cls(run_id=self.run_id, session_id=self.session_id, **envelope, **payload)
         stream = self._stream
         with stream.lock:
-            if stream.closed:
+            if stream.closed or (stream.sealed and event.type not in CLOSING_TYPES):
                 return None
             if stream.muted and event.type not in TERMINAL_TYPES:  # a resumed run's already recorded part
                 return event
@@ -97,6 +102,12 @@ class Emitter:
             parent_id=self.parent_id,
             _stream=self._stream,
         )
+
+    def seal(self) -> None:
+        """The turn is closing: from now on only its usage, summary and terminal event are delivered (a call still
+        in flight that ends now must not land between them)."""
+        with self._stream.lock:
+            self._stream.sealed = True
 
     def mute(self, muted: bool = True) -> None:
         """While muted, only a terminal event reaches the sink (a resumed run replaying what it recorded)."""

@@ -226,6 +226,7 @@ class _Turn:
                 fatal=True,
             )
         self.meter.add_iterations(control.iterations)
+        self.emitter.seal()
         usage = self.meter.snapshot()
         result.usage = usage.model_dump(mode="json")
         emit(Usage, **usage.model_dump())

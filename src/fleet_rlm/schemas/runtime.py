@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -91,6 +91,29 @@ class TracingStatus(BaseModel):
     dropped_spans: int = Field(default=0, description="Spans dropped because the bounded queue was full.")
 
 
+class QueueWorkerStatus(BaseModel):
+    """One `fleet-rlm worker` on the job queue."""
+
+    name: str = Field(description="host:pid of the worker process.")
+    alive: bool = Field(description="Its queue heartbeat is fresher than FLEET_RUN_STALE_AFTER_S.")
+    last_heartbeat: str | None = Field(description="When it last beat (ISO 8601), if ever.")
+    turn_slots: int = Field(description="Turns it runs at once (`--concurrency`).")
+    turns_running: int
+    optimization_slots: int = Field(description="Optimization runs it runs at once (`--optimization-slots`).")
+    optimizations_running: int
+
+
+class QueueStatus(BaseModel):
+    """The job queue of queue execution (PostgreSQL): what to monitor."""
+
+    reachable: bool
+    depth: dict[str, int] = Field(default_factory=dict, description="Waiting jobs per queue.")
+    running: int = Field(default=0, description="Jobs being run by a worker.")
+    stalled: int = Field(default=0, description="Running jobs whose worker stopped beating.")
+    workers: list[QueueWorkerStatus] = Field(default_factory=list)
+    error: str | None = None
+
+
 class RuntimeStatus(BaseModel):
     database: DatabaseStatus
     sandbox: SandboxStatus
@@ -101,6 +124,11 @@ class RuntimeStatus(BaseModel):
         default=0, description="Worker processes that run turns (FLEET_TURN_PROCESSES); 0: threads of the server."
     )
     tracing: TracingStatus = Field(default_factory=lambda: TracingStatus(enabled=False))
+    execution: Literal["inline", "queue"] = Field(
+        default="inline",
+        description="inline: turns run in the server; queue: on `fleet-rlm worker`s (FLEET_EXECUTION).",
+    )
+    queue: QueueStatus | None = Field(default=None, description="The job queue (queue execution only).")
 
 
 class SmokeStep(BaseModel):

@@ -35,7 +35,10 @@ class OptimizationJobs(TableJobs):
     async def unfinished(self, database: Database) -> list[JobRow]:
         async with database.session() as session:
             rows = await repo.list_unfinished(session)
-        return [JobRow(id=r.id, owner=r.owner, beat_at=r.heartbeat_at or r.updated_at) for r in rows]
+        return [
+            JobRow(id=r.id, owner=r.owner, beat_at=r.heartbeat_at or r.updated_at, queued=r.status == "queued")
+            for r in rows
+        ]
 
     async def interrupt(self, row: JobRow, why: Orphaned) -> bool:
         try:

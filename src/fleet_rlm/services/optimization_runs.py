@@ -4,7 +4,9 @@ One instance per app. A run is a job (`services/jobs`, kind `optimization_jobs.O
 this process as owner, beating, its progress written to the row and published on the live bus as it changes
 (followers are woken, not polling), a durable cancel request on the row turned into the GEPA stop flag (a
 cancel sent to any replica reaches the one running it), and swept to interrupted with the turns when its server
-died. GEPA itself (`fleet_rlm.optimize`) runs on a worker thread and knows nothing of this.
+died. GEPA itself (`fleet_rlm.optimize`) runs on a worker thread and knows nothing of this. With queue execution
+the run is deferred to the `optimizations` queue in the transaction that creates it and a `fleet-rlm worker`
+runs it (`claim_queued`), with its own concurrency.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from fleet_rlm.optimize.versions import manifest, program_json, results_json
 from fleet_rlm.runtime.programs import BUILTIN_VERSION
 from fleet_rlm.services.jobs.follow import follow_job
 from fleet_rlm.services.jobs.heartbeat import Heartbeats
-from fleet_rlm.services.jobs.job import Job, channel
+from fleet_rlm.services.jobs.job import FINISHED_EVENT, Job, channel
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.optimization_jobs import KIND, OptimizationJobs
+from fleet_rlm.services.queue import jobs as queue_jobs
+from fleet_rlm.services.queue.names import OPTIMIZATION_TASK, OPTIMIZATIONS_QUEUE
 from fleet_rlm.store import Database
 from fleet_rlm.store.models import OptimizationRun, ProgramVersion
 from fleet_rlm.store.repos import datasets as datasets_repo
@@ -41,6 +45,11 @@ from fleet_rlm.store.repos import programs as programs_repo
 
 log = logging.getLogger(__name__)
 LMProviderFactory = Callable[[str], Awaitable[LMProvider]]
+
+
+def _instructions(version: ProgramVersion | None) -> dict[str, Any]:
+    """The instructions a run starts from: those of the version in effect when it was started, else none."""
+    return dict((version.program or {}).get("instructions") or {}) if version is not None else {}
 
 
 def run_not_found(run_id: str) -> NotFound:
@@ -68,6 +77,7 @@ class OptimizationService:
         self.lm_provider_for = lm_provider_for
         self.programs = programs
         self.owner = owner or process_owner()
+        self.queued = settings.execution == "queue"  # start defers runs to `fleet-rlm worker`s (services/queue)
         self.threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="optimize")
         self.cancels: dict[str, threading.Event] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
@@ -80,7 +90,7 @@ class OptimizationService:
     ) -> OptimizationRun:
         spec = get_module(module)
         budget = config.budget()
-        async with self.database.transaction() as s:
+        async with self.database.transaction() as s:  # queue execution: its job is deferred with the run
             dataset = await datasets_repo.get_dataset(s, dataset_id=dataset_id, user_id=user_id)
             if dataset is None:
                 raise NotFound(
@@ -104,21 +114,72 @@ class OptimizationService:
                 "train_size": len(train),
                 "val_size": len(val),
                 "dataset_name": dataset.name,
+                "use_merge": config.use_merge,
                 "baseline_version": current.version if current is not None else BUILTIN_VERSION,
             }
             run = await repo.create_run(s, user_id=user_id, module=spec.name, dataset_id=dataset.id, config=run_config)
-        provider = await self.lm_provider_for(user_id)
+            if self.queued:
+                await queue_jobs.defer(s, task=OPTIMIZATION_TASK, queue=OPTIMIZATIONS_QUEUE, kind=KIND, run_id=run.id)
+        if self.queued:
+            return run
+        info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
+        await self._launch(run, spec, train, val, config, info, _instructions(current))
+        return run
+
+    async def _launch(
+        self,
+        run: OptimizationRun,
+        spec: OptimizableModule,
+        train: list[dict[str, Any]],
+        val: list[dict[str, Any]],
+        config: GEPAConfig,
+        info: dict[str, Any],
+        seed: dict[str, Any],
+    ) -> asyncio.Task[None]:
+        """Run it here; `seed` is the instructions of the version it starts from (the promoted one, else none)."""
+        provider = await self.lm_provider_for(run.user_id)
         cancel = threading.Event()
         self.cancels[run.id] = cancel
-        info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
-        seed = dict((current.program or {}).get("instructions") or {}) if current is not None else {}
         ctx = BuildContext(settings=self.settings, lms=provider, instructions=seed)
-        coro = self._execute(run.id, spec, ctx, train, val, config, cancel, info, run_config)
+        coro = self._execute(run.id, spec, ctx, train, val, config, cancel, info, dict(run.config))
         task = asyncio.get_running_loop().create_task(coro, name=f"optimize-{run.id}")
         self.tasks[run.id] = task
         run_id = run.id
         task.add_done_callback(lambda _t: self._forget(run_id))
-        return run
+        return task
+
+    async def claim_queued(self, run_id: str) -> asyncio.Task[None] | None:
+        """Queue worker side: run a queued optimization here, rebuilt from its row (its dataset split again with
+        the stored seed and fraction); None when it is not queued any more. The claim is `Job.running`'s."""
+        async with self.database.session() as s:
+            run = await repo.get_run(s, run_id=run_id)
+            if run is None or run.status != "queued" or run.dataset_id is None:
+                return None
+            dataset = await datasets_repo.get_dataset(s, dataset_id=run.dataset_id, user_id=run.user_id)
+            stored = dict(run.config)
+            baseline = str(stored.get("baseline_version") or BUILTIN_VERSION)  # the version it was started from
+            current = (
+                None
+                if baseline == BUILTIN_VERSION
+                else await programs_repo.get_version(s, module=run.module, version=baseline)
+            )
+        if dataset is None:
+            return None
+        rows = list(dataset.rows or [])
+        train, val = split_rows(rows, val_fraction=stored["val_fraction"], seed=stored["seed"])
+        config = GEPAConfig(
+            **stored["budget"],
+            seed=stored["seed"],
+            reflection_minibatch_size=stored["reflection_minibatch_size"],
+            threads=stored["threads"],
+            use_merge=stored.get("use_merge", False),
+        )
+        info = {"id": dataset.id, "name": dataset.name, "rows": len(rows), "train": len(train), "val": len(val)}
+        return await self._launch(run, get_module(run.module), train, val, config, info, _instructions(current))
+
+    def stop(self, run_id: str) -> None:
+        """Stop a run executing here (its job was aborted): GEPA's stop flag, as a cancel."""
+        self._on_cancel(run_id)
 
     def _forget(self, run_id: str) -> None:
         self.tasks.pop(run_id, None)
@@ -239,6 +300,12 @@ class OptimizationService:
             if row is None:
                 raise run_not_found(run_id)
             await repo.request_cancel(s, run_id=run_id)
+            unstarted = self.queued and await queue_jobs.abort(s, kind=KIND, run_id=run_id) == "todo"
+            if unstarted:  # no worker took its job: it ends here
+                await repo.set_status(s, run_id=run_id, status="cancelled")
+        if unstarted:
+            notice = {"type": FINISHED_EVENT, "seq": 1, "job_id": run_id, "kind": KIND}
+            await self.bus.publish(channel(KIND, run_id), "", [notice])
         await self.bus.announce_cancel(run_id)
         return await self.get(user_id=user_id, run_id=run_id)
 

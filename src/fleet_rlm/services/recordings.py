@@ -13,7 +13,7 @@ from fleet_rlm.runtime.lm_exchange import LMExchange, RecordedItem, RecordingDon
 from fleet_rlm.runtime.repl_snapshots import ReplSnapshot
 from fleet_rlm.store.repos import recordings as repo
 from fleet_rlm.store.repos import snapshots as snapshots_repo
-from fleet_rlm.store.repos.recordings import NewExchange
+from fleet_rlm.store.repos.recordings import NewExchange, StoredExchange
 from fleet_rlm.store.repos.snapshots import NewSnapshot
 
 
@@ -78,3 +78,22 @@ def _exchange(item: LMExchange) -> NewExchange:
         truncated=item.truncated,
         lm_params=item.lm_params,
     )
+
+
+def as_exchanges(stored: Sequence[StoredExchange]) -> list[LMExchange]:
+    """A run's stored exchanges as the runtime's `LMExchange`s (what a replay or a resumed run answers from)."""
+    return [
+        LMExchange(
+            seq=e.seq,
+            role=e.role,
+            actor=e.actor,
+            depth=e.depth,
+            request_hash=e.request_hash,
+            request=e.request,
+            response=e.response,
+            error=e.error,
+            truncated=e.truncated,
+            lm_params=e.lm_params,
+        )
+        for e in stored
+    ]

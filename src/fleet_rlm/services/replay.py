@@ -37,6 +37,7 @@ from fleet_rlm.runtime.replay_lm import ReplayBook, ReplayProvider
 from fleet_rlm.runtime.workspace import prepare_workspace
 from fleet_rlm.sandbox import guestfs
 from fleet_rlm.sandbox.context_view import remove_session_context
+from fleet_rlm.services.recordings import as_exchanges
 from fleet_rlm.services.turns.sources import attachment_source
 from fleet_rlm.store import Database
 from fleet_rlm.store.repos import attachments as attachments_repo
@@ -103,21 +104,7 @@ async def load(database: Database, *, user_id: str, run_id: str) -> tuple[Any, A
             f"run {run_id} has no recording",
             code="run_not_recorded",
         )
-    exchanges = [
-        LMExchange(
-            seq=e.seq,
-            role=e.role,
-            actor=e.actor,
-            depth=e.depth,
-            request_hash=e.request_hash,
-            request=e.request,
-            response=e.response,
-            error=e.error,
-            truncated=e.truncated,
-            lm_params=e.lm_params,
-        )
-        for e in stored
-    ]
+    exchanges = as_exchanges(stored)
     return run, recording, exchanges
 
 

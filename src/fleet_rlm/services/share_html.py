@@ -120,7 +120,7 @@ def _run(view: RunView, label: str = "Run") -> str:
     run = view.run
     stats = view.stats
     status_class = "ok" if run.status == "succeeded" else "bad"
-    counts = f"{stats['iterations']} iterations · {stats['sub_lm_calls']} sub-LM calls · {stats['children']} children"
+    counts = " · ".join(view.counts())
     tokens = run.usage.get("tokens_in"), run.usage.get("tokens_out")
     usage = f" · tokens {esc(tokens[0])} in / {esc(tokens[1])} out" if tokens[0] is not None else ""
     head = (

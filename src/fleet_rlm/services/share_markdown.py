@@ -46,9 +46,8 @@ def render_markdown(view: SessionView) -> str:
 
 def _run(view: RunView) -> list[str]:
     run, stats = view.run, view.stats
-    summary = (
-        f"Trace: run {run.id} · {run.execution_mode} · {run.status} · {view.total_ms} ms · "
-        f"{stats['iterations']} iterations, {stats['sub_lm_calls']} sub-LM calls, {stats['children']} children"
+    summary = f"Trace: run {run.id} · {run.execution_mode} · {run.status} · {view.total_ms} ms · " + ", ".join(
+        view.counts()
     )
     lines = ["<details>", f"<summary>{html.escape(summary)}</summary>", ""]
     for node in view.nodes:

@@ -29,6 +29,15 @@ class RunView:
     truncated: bool
     stats: dict[str, int]
 
+    def counts(self) -> list[str]:
+        """What the run did, in words: "4 iterations", "3 sub-LM calls", "1 child"."""
+        stats = self.stats
+        return [
+            _counted(stats["iterations"], "iteration", "iterations"),
+            _counted(stats["sub_lm_calls"], "sub-LM call", "sub-LM calls"),
+            _counted(stats["children"], "child", "children"),
+        ]
+
     @property
     def total_ms(self) -> int:
         return _ms(self.start, self.end)
@@ -99,3 +108,7 @@ def _starts(nodes: list[Node]) -> list[datetime]:
 
 def _ms(start: datetime, end: datetime) -> int:
     return max(0, int((end - start).total_seconds() * 1000))
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"

@@ -48,10 +48,15 @@ def migration_attributes(settings: Settings) -> dict[str, Any]:
 
 
 async def prepare_database(settings: Settings) -> Database:
-    """Bring the schema to head (SQLite) or refuse to start (Postgres behind head); return a live Database."""
+    """Bring the schema to head (SQLite) or refuse to start (Postgres behind head, or queue execution without the
+    queue's schema); return a live Database."""
+    check_execution(settings)
     url = settings.resolved_database_url
     try:
-        return await open_database(url, migration_attributes=migration_attributes(settings))
+        database = await open_database(url, migration_attributes=migration_attributes(settings))
+        if settings.execution == "queue":
+            await require_queue_schema(database)
+        return database
     except SchemaBehindError as exc:
         raise FleetError(str(exc), code="schema_behind") from exc
     except SchemaUnknownError as exc:
@@ -62,6 +67,29 @@ async def prepare_database(settings: Settings) -> Database:
         if _looks_like_connection_error(exc):
             raise database_unreachable(settings, exc) from exc
         raise
+
+
+def check_execution(settings: Settings, *, worker: bool = False) -> None:
+    """Queue execution needs Postgres (its job queue lives there); SQLite is one process that runs turns inline."""
+    if settings.execution == "queue" and settings.database_kind != "postgresql":
+        what = "fleet-rlm worker" if worker else "execution 'queue'"
+        raise FleetError(
+            f"{what} needs PostgreSQL: on SQLite turns run inline, in the server",
+            code="queue_needs_postgres",
+        )
+
+
+async def require_queue_schema(database: Database) -> None:
+    from fleet_rlm.services.queue.schema import has_queue_schema
+
+    async with database.session() as session:
+        present = await has_queue_schema(session)
+    if not present:
+        await database.dispose()
+        raise FleetError(
+            "the job queue's tables are missing from the database",
+            code="schema_behind",
+        )
 
 
 def database_unreachable(settings: Settings, exc: BaseException) -> FleetError:

@@ -18,6 +18,8 @@ from fleet_rlm.schemas.runtime import (
     DatabaseStatus,
     DaytonaStatus,
     DaytonaTestResult,
+    QueueStatus,
+    QueueWorkerStatus,
     RootModelStatus,
     SmokeStep,
 )
@@ -40,6 +42,21 @@ async def database_status(database: Database, settings: Settings) -> DatabaseSta
         at_head=bool(check.get("at_head")),
         error=check.get("error"),
     )
+
+
+async def queue_status(database: Database, settings: Settings) -> QueueStatus | None:
+    """Queue depth, stalled jobs and every worker's slots (queue execution); None when turns run inline."""
+    if settings.execution != "queue":
+        return None
+    from fleet_rlm.services.queue.jobs import health
+
+    try:
+        async with database.session() as session:
+            found = await health(session, stale_s=settings.run_stale_after_s)
+    except Exception as exc:  # reported, never raised: one broken dependency must not hide the others
+        return QueueStatus(reachable=False, error=str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
+    workers = [QueueWorkerStatus(**vars(worker)) for worker in found.workers]
+    return QueueStatus(reachable=True, depth=found.depth, running=found.running, stalled=found.stalled, workers=workers)
 
 
 def sandbox_summary(settings: Settings) -> dict[str, Any]:

@@ -55,6 +55,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+IDLE_IN_TRANSACTION_MS = 10_000
+
+
 def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> AsyncEngine:
     """An AsyncEngine for `url` (sqlite or postgresql; sync driver names are upgraded to async ones).
 
@@ -67,6 +70,11 @@ def create_engine(url: str, *, echo: bool = False, pooled: bool = True) -> Async
         kwargs["poolclass"] = NullPool
     elif backend == "postgresql":
         kwargs.update(pool_size=5, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)
+        # a process frozen inside a transaction (SIGSTOP, a paused VM) must not hold its rows' locks forever: the
+        # sweeper that interrupts its runs would wait on them. Our transactions are short; Postgres ends one left
+        # idle this long and the frozen process's writes then fail (and its claim is gone anyway).
+        settings = {"idle_in_transaction_session_timeout": str(IDLE_IN_TRANSACTION_MS)}
+        kwargs["connect_args"] = {"server_settings": settings}
     if backend == "sqlite":
         from fleet_rlm.store.sqlite_driver import dbapi
 

@@ -1,6 +1,8 @@
 """Run the fake LM out of process: ``python -m fleet_rlm.testing.fake_lm --port N --script FILE``.
 
-``--demo`` is the "try it without an API key" path: every DSPy program gets a well-formed answer and the
+``--demo`` is the "try it without an API key" path: every DSPy program gets an answer that shows what it
+does, built from the request (``fake_lm_demo``: an RLM run explores the context over a few iterations, batches
+sub-LM calls, asks a child, submits from its variables; a ReAct run calls a tool and finishes), and the
 settings that point fleet-rlm at it are printed to stderr.
 
 For end-to-end tests that start other processes (e.g. a browser test against ``fleet web``) and need an
@@ -56,9 +58,6 @@ async def serve(
         await http.close()
 
 
-DEMO_ANSWER = "This is the fake model's answer (fleet-rlm demo mode: no real model was called)."
-
-
 def demo_hint(base_url: str, model: str) -> str:
     """What to run in another terminal to use this fake LM as the workbench's model."""
     return (
@@ -87,11 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="try fleet-rlm without an API key: answer every program (like --auto) and print the settings to use",
+        help="try fleet-rlm without an API key: answers that show what each program does (RLM iterations, "
+        "sub-LM batches, a child, a tool call) and the settings to use",
     )
     args = parser.parse_args(argv)
-    if args.demo and args.auto is None:
-        args.auto = DEMO_ANSWER
     try:
         if args.script:
             script, spec = load_script_file(args.script)
@@ -104,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         script.default = args.default
     if args.latency is not None:
         script.latency_s = args.latency
+    if args.demo:
+        from fleet_rlm.testing.fake_lm_demo import demo_rule
+
+        script.add_rule(demo_rule())
     if args.auto is not None:
         from fleet_rlm.testing.fake_lm_auto import adapter_fields_rule
 

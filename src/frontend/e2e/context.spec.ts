@@ -73,7 +73,7 @@ test("a file attached on turn 1 stays in the session's context until removed in 
   const side = page.getByRole("complementary", { name: "Session panel" });
   const item = side.getByTestId("context-item").filter({ hasText: "sales.csv" });
   await expect(item).toContainText("turn 1");
-  await shot("session-context-held");
+  await shot("session-context-held", { doc: "workspace/session-context-held" });
   await item.getByRole("button", { name: "Remove sales.csv from the session" }).click();
   await expect(side.getByTestId("context-item")).toHaveCount(0);
   await page.reload();

@@ -34,7 +34,7 @@ test("edit and rerun an earlier turn: a fork with the history before it and the 
   await expect(editor).toHaveValue("Now their squares");
   await expect(turn2.getByText("forked after turn 1")).toBeVisible();
   await editor.fill(`Now their cubes ${EDIT_MARKER}`);
-  await shot("fork-edit-turn");
+  await shot("fork-edit-turn", { doc: "workspace/fork-edit-turn" });
   expect(await seriousViolations(page)).toEqual([]); // the turn actions and the inline editor
   await turn2.getByRole("button", { name: /Rerun in a fork/ }).click();
 

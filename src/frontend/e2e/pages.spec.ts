@@ -89,7 +89,7 @@ test("settings: limits come from the server's schema and only changed values are
   await form.getByRole("button", { name: "Save 1 change" }).click();
   expect((await patch).postDataJSON()).toEqual({ max_iters: 7 });
   await expect(form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ })).toBeVisible();
-  await shot("settings-runtime");
+  await shot("settings-runtime", { doc: "workspace/settings-runtime" });
   await form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ }).click();
   await expect(form.getByRole("button", { name: /^Use default \(\d+\) for max_iters$/ })).toHaveCount(0);
 });

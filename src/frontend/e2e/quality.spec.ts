@@ -59,7 +59,7 @@ test("390 px, dark theme: every page fits without horizontal scrolling and passe
   await noHorizontalScroll(page, "a run's step detail");
   expect(await seriousViolations(page), "axe on a run").toEqual([]);
   await run.getByTestId("variables").scrollIntoViewIfNeeded();
-  await shot("dark-390-run");
+  await shot("dark-390-run", { doc: "workspace/dark-390-run" });
   await page.getByRole("combobox", { name: "Theme" }).selectOption("system");
 });
 

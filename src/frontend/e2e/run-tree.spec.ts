@@ -41,14 +41,15 @@ test("a depth-2 run with parallel children renders as a nested tree with a step 
   expect(levels.filter((l) => l === shallow)).toHaveLength(3);
   expect(deep).toBeGreaterThan(shallow + 2);
   await expect(children.filter({ hasText: "leaf delta" })).toHaveAttribute("aria-level", String(deep));
-  await shot("run-tree");
+  await shot("run-tree", { doc: "workspace/run-tree" });
 
   await gamma.click();
   const detail = run.getByTestId("node-detail");
   await expect(detail).toContainText("Child RLM · depth 1");
   await expect(detail).toContainText("gamma: delta says ok");
   await expect(page).toHaveURL(/\?run=\w+&node=\w+/);
-  await shot("run-tree-detail");
+  await detail.evaluate((el) => el.scrollIntoView({ block: "start" })); // the picture shows the detail, not only the tree
+  await shot("run-tree-detail", { doc: "workspace/run-tree-detail" });
   // a child RLM's cell lists the variables of the child's own REPL
   await tree.locator('[role="treeitem"][data-kind="code"]').filter({ hasText: "M-GAMMA-DONE" }).click();
   await expect(detail.locator('[data-testid="variable"][data-name="d"]')).toHaveAttribute("data-change", "new");
@@ -69,7 +70,7 @@ test("a depth-2 run with parallel children renders as a nested tree with a step 
   const graph = page.getByTestId("recursion-graph");
   await expect(graph.locator(".react-flow__node")).toHaveCount(5);
   await expect(graph.locator(".react-flow__edge")).toHaveCount(4);
-  await shot("run-graph");
+  await shot("run-graph", { doc: "workspace/run-graph" });
 
   const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
   const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
@@ -83,7 +84,7 @@ test("Stop stays reachable from a scrolled timeline (button and Esc)", async ({ 
   await page.locator(".conversation .scroll").evaluate((el) => el.scrollTo(0, 0));
   const bar = page.getByTestId("run-bar");
   await expect(bar.getByRole("button", { name: "Stop run" })).toBeInViewport();
-  await shot("run-stop-bar");
+  await shot("run-stop-bar", { doc: "workspace/run-stop-bar" });
   await page.keyboard.press("Escape");
   await expect(run).toHaveAttribute("data-outcome", "cancelled", { timeout: 45_000 });
   await expect(bar).toHaveCount(0);
@@ -100,7 +101,7 @@ test("a run stopped by a limit is partial (amber, the limit named), not done", a
     await expect(run.getByTestId("cost")).toHaveText(/^\$/);
     await expect(run.getByRole("button", { name: "Retry" })).toBeVisible();
     await run.getByTestId("run-phase").scrollIntoViewIfNeeded();
-    await shot("run-partial");
+    await shot("run-partial", { doc: "workspace/run-partial" });
   } finally {
     await setOverrides({ max_llm_calls: null });
   }
@@ -117,7 +118,7 @@ test("390 px: the workspace and the run tree fit without horizontal scrolling", 
     if (path) await page.goto(path);
     const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
     expect(scroll, `horizontal scroll on ${path || "workspace"}`).toBeLessThanOrEqual(width);
-    if (!path) await shot("workspace-390");
+    if (!path) await shot("workspace-390", { doc: "workspace/workspace-390" });
   }
 });
 
@@ -128,7 +129,7 @@ test("a failed turn keeps the task in the composer and Retry starts a new run", 
   await expect(run.getByRole("alert").first()).toContainText("lm_bad_request");
   await expect(page.getByRole("textbox", { name: /^Task/ })).toHaveValue(FAIL_TASK);
   await expect(page.getByRole("combobox", { name: "Mode" })).toHaveValue("rlm");
-  await shot("run-failed-retry");
+  await shot("run-failed-retry", { doc: "workspace/run-failed-retry" });
   const sessionId = /workspace\/(\w+)/.exec(page.url())![1];
   await run.getByRole("button", { name: "Retry" }).click();
   await expect.poll(async () => {

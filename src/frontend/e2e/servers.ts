@@ -51,6 +51,8 @@ export interface StackOptions {
   answer?: string; // what the fake model answers every program with (RLM steps SUBMIT it)
   script?: unknown; // fake-LM rules tried before the answer-everything rule (default: e2e/scenarios.ts)
   env?: NodeJS.ProcessEnv; // extra settings for `fleet web`
+  demo?: boolean; // the README's `--demo` fake LM instead of the scripted one (answer and script are ignored)
+  latency?: string; // seconds the fake LM waits before each answer (default FAKE_LM_LATENCY or 0.6)
 }
 
 export async function startServers(options: StackOptions = {}): Promise<ServerState> {
@@ -58,8 +60,10 @@ export async function startServers(options: StackOptions = {}): Promise<ServerSt
   const ready = path.join(root, "lm.ready");
   const script = path.join(root, "lm-script.json");
   writeFileSync(script, JSON.stringify(options.script ?? SCRIPT));
+  const answers = options.demo ? ["--demo"] : ["--script", script, "--auto", options.answer ?? ANSWER];
+  const latency = options.latency ?? process.env.FAKE_LM_LATENCY ?? "0.6";
   const lm = start(
-    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", "--script", script, "--auto", options.answer ?? ANSWER, "--latency", process.env.FAKE_LM_LATENCY ?? "0.6", "--ready-file", ready],
+    ["python", "-m", "fleet_rlm.testing.fake_lm", "--port", "0", ...answers, "--latency", latency, "--ready-file", ready],
     {},
     path.join(root, "fake-lm.log"),
   );

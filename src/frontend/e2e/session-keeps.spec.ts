@@ -97,7 +97,7 @@ test("the Context panel lists the running turn's documents while it runs", async
   await page.getByRole("button", { name: "+ New session" }).click();
   await expect(page).toHaveURL(/\/app\/workspace\/[\w-]+$/);
   const panel = page.getByRole("complementary", { name: "Session panel" });
-  await expect(panel.getByText("No context loaded yet")).toBeVisible(); // open by default on a wide screen, read before the turn
+  await expect(panel.getByText(/No context in this session yet/)).toBeVisible(); // open by default on a wide screen, read before the turn
   await page.getByTestId("file-input").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,10\nsouth,20\n") });
   await expect(page.getByLabel("Attachments")).toContainText("sales.csv");
   await task(page).fill(LOOP_TASK);
@@ -107,7 +107,7 @@ test("the Context panel lists the running turn's documents while it runs", async
   await expect(page.getByTestId("run-panel").last().getByText("Context: sales.csv")).toBeVisible({ timeout: 30_000 });
   // as soon as the run tree shows the document, so does the panel: not only once the turn has ended
   await expect(panel.getByTestId("context-item")).toContainText("sales.csv", { timeout: 3_000 });
-  await expect(panel.getByText("No context loaded yet")).toHaveCount(0);
+  await expect(panel.getByText(/No context in this session yet/)).toHaveCount(0);
   await expect(page.getByTestId("run-bar")).toBeVisible(); // still running
   await shot("context-panel-while-running");
   await page.getByRole("button", { name: "Stop run" }).click();

@@ -40,7 +40,7 @@ test("the side panel shows the loaded context with its size, artifacts as table 
   const table = panel.getByRole("figure", { name: "Table cities.csv" });
   await expect(table.getByRole("columnheader")).toHaveText(["city", "population"]);
   await expect(table.getByRole("row").nth(2).getByRole("cell")).toHaveText(["Bergen, Vestland", "291000"]);
-  await shot("session-panel-csv");
+  await shot("session-panel-csv", { doc: "workspace/session-panel-csv" });
   expect(await seriousViolations(page)).toEqual([]);
 
   await panel.getByRole("button", { name: /stats\.json/ }).click();

@@ -31,7 +31,7 @@ test("Share as HTML downloads one file that renders the run tree and answer offl
   await page.getByRole("button", { name: "Share: export or fork this session" }).click();
   await expect(page.getByRole("menu")).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
-  await shot("share-menu");
+  await shot("share-menu", { doc: "workspace/share-menu" });
   await page.keyboard.press("Escape");
 
   const html = await downloadFrom(page, /Share as HTML file/);

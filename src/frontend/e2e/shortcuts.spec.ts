@@ -17,7 +17,7 @@ test("? opens the shortcuts help, Esc closes it, and the listed shortcuts work",
   for (const what of ["Focus the task box", "Go to Settings", "Stop the active run", "Run the task", "First / last step", "Collapse the step, or go to its parent"]) {
     await expect(help).toContainText(what);
   }
-  await shot("shortcuts-help");
+  await shot("shortcuts-help", { doc: "workspace/shortcuts-help" });
   const axe = await new AxeBuilder({ page }).include("[role=dialog]").withTags(["wcag2a", "wcag2aa"]).analyze();
   expect(axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id)).toEqual([]);
   await page.keyboard.press("Escape");

@@ -39,7 +39,7 @@ test("the variables panel shows a variable a cell made and the next cell changed
   await expect(variable("label")).toHaveAttribute("data-change", "same");
   await page.setViewportSize({ width: 1280, height: 1000 });
   await panel.scrollIntoViewIfNeeded();
-  await shot("run-variables");
+  await shot("run-variables", { doc: "workspace/run-variables" });
   await panel.getByRole("button", { name: "Changes only" }).click();
   await expect(variable("label")).toHaveCount(0);
   await expect(variable("notes")).toBeVisible();

@@ -34,7 +34,7 @@ test("volumes: upload into memory/, replace, delete with confirmation, gone afte
   await expect(viewer).toContainText("second version");
   await expect(form.getByTestId("error-line")).toHaveCount(0);
   await expect(form.getByTestId("upload-clash")).toHaveCount(0);
-  await shot("volumes-upload");
+  await shot("volumes-upload", { doc: "workspace/volumes-upload" });
 
   // into artifacts/ too
   // a name typed first is kept when the file is chosen

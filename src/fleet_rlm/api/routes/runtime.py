@@ -26,6 +26,7 @@ from fleet_rlm.services.sandbox_leases import user_sandboxes
 from fleet_rlm.services.status import (
     database_status,
     daytona_status,
+    queue_status,
     root_model_status,
     run_daytona_smoke,
     sandbox_summary,
@@ -72,7 +73,8 @@ async def update_runtime_settings(
 async def get_runtime_status(
     request: Request, user: CurrentUserDep, database: DatabaseDep, settings: SettingsDep
 ) -> RuntimeStatus:
-    """Database, sandbox backend and pool, Daytona, your root model and your active turns."""
+    """Database, sandbox backend and pool, Daytona, your root model and your active turns; with queue execution,
+    the job queue: its depth, stalled jobs and every worker's slots."""
     pool = live_pool(request)
     telemetry = getattr(request.app.state, "telemetry", None)
     async with database.session() as s:
@@ -92,6 +94,8 @@ async def get_runtime_status(
         active_runs=len(active),
         turn_workers=getattr(live_runtime(request), "processes", 0),  # ProcessRuntime's; 0 for threads
         tracing=TracingStatus.model_validate(telemetry.status()) if telemetry else TracingStatus(enabled=False),
+        execution=settings.execution,
+        queue=await queue_status(database, settings),
     )
 
 

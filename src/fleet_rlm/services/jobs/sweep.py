@@ -31,6 +31,7 @@ class JobRow:
     owner: str | None
     beat_at: datetime
     session_id: str | None = None
+    queued: bool = False  # not claimed yet
 
 
 class JobKind(Protocol):
@@ -47,8 +48,10 @@ class JobKind(Protocol):
         """Mark the job interrupted; False if it finished meanwhile."""
 
 
-def orphaned(row: JobRow, *, current_owner: str, stale_before: datetime, active: Container[str]) -> Orphaned | None:
-    if row.id in active:
+def orphaned(
+    row: JobRow, *, current_owner: str, stale_before: datetime, active: Container[str], queue: bool = False
+) -> Orphaned | None:
+    if row.id in active or (queue and row.queued):  # on the job queue, a queued job waits for a worker
         return None
     if owner_is_dead(row.owner, current_owner=current_owner):
         return "owner_stopped"
@@ -57,13 +60,16 @@ def orphaned(row: JobRow, *, current_owner: str, stale_before: datetime, active:
     return None
 
 
-async def sweep(database: Database, kinds: Sequence[JobKind], *, current_owner: str, stale_after_s: float) -> int:
-    """Mark every orphaned job of every kind interrupted; returns how many."""
+async def sweep(
+    database: Database, kinds: Sequence[JobKind], *, current_owner: str, stale_after_s: float, queue: bool = False
+) -> int:
+    """Mark every orphaned job of every kind interrupted; returns how many. With `queue` (queue execution), queued
+    jobs are left to the job queue: they wait for a worker, however long."""
     stale_before = utcnow() - timedelta(seconds=stale_after_s)
     count = 0
     for kind in kinds:
         for row in await kind.unfinished(database):
-            why = orphaned(row, current_owner=current_owner, stale_before=stale_before, active=kind.active)
+            why = orphaned(row, current_owner=current_owner, stale_before=stale_before, active=kind.active, queue=queue)
             if why is not None and await kind.interrupt(row, why):
                 log.warning("%s %s was orphaned (%s) and recovered", kind.kind, row.id, why)
                 count += 1
@@ -71,13 +77,13 @@ async def sweep(database: Database, kinds: Sequence[JobKind], *, current_owner: 
 
 
 async def sweep_forever(
-    database: Database, kinds: Sequence[JobKind], *, current_owner: str, stale_after_s: float
+    database: Database, kinds: Sequence[JobKind], *, current_owner: str, stale_after_s: float, queue: bool = False
 ) -> None:
     """Periodic recovery for replicas that die while others keep serving."""
     interval = max(1.0, stale_after_s / 3)
     while True:
         await asyncio.sleep(interval)
         try:
-            await sweep(database, kinds, current_owner=current_owner, stale_after_s=stale_after_s)
+            await sweep(database, kinds, current_owner=current_owner, stale_after_s=stale_after_s, queue=queue)
         except Exception as exc:  # keep sweeping; the database may come back
             log.warning("job recovery sweep failed: %s", exc)

@@ -13,7 +13,10 @@ flight the next one fills, so under load each commit carries many runs (group co
 is due, and at most `BACKGROUND_PARTS` of them (the oldest), so a finishing run never waits behind a
 transaction made long by runs still going (under load those were 40 runs and 250 ms). A transaction that fails
 is retried run by run, so one run's bad row never costs another run its events; a run whose own write fails is
-reported once and keeps running, as before.
+reported once and keeps running, as before. Every write of a running run is fenced by its claim (`RunPart.fence`:
+owner and claim epoch, checked under the rows' locks in the same transaction): a writer whose run was interrupted
+or taken over meanwhile (a worker paused past the stale limit) has its part refused, so nothing lands after the
+run's terminal event and no seq gap opens.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.recordings import store_items
 from fleet_rlm.services.turns.final_writes import FinalWrites, store_final_writes
 from fleet_rlm.store import Database
+from fleet_rlm.store.errors import StoreError
 from fleet_rlm.store.repos.artifacts import create_artifact
 from fleet_rlm.store.repos.events import NumberedEvent, insert_numbered
-from fleet_rlm.store.repos.runs import record_progress
+from fleet_rlm.store.repos.runs import Fence, fenced_out, record_progress
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,7 @@ class RunPart:
 
     run_id: str
     session_id: str
+    fence: Fence | None = None  # (owner, claim epoch): the part is written only while the run's claim is this
     events: list[NumberedEvent] = field(default_factory=list)
     recorded: list[RecordedItem] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # create_artifact keywords
@@ -66,9 +71,10 @@ class RunPart:
 
 
 class EventWriter:
-    def __init__(self, database: Database, bus: LocalBus) -> None:
+    def __init__(self, database: Database, bus: LocalBus, *, persist_after_s: float = PERSIST_AFTER_S) -> None:
         self.database = database
         self.bus = bus
+        self.persist_after_s = persist_after_s
         self._pending: dict[str, RunPart] = {}
         self._inflight: dict[str, RunPart] = {}
         self._failed: dict[str, BaseException] = {}
@@ -76,11 +82,11 @@ class EventWriter:
         self._urgent = asyncio.Event()  # someone waits on a pending part: write now
         self._task: asyncio.Task[None] | None = None
 
-    def part(self, run_id: str, session_id: str) -> RunPart:
+    def part(self, run_id: str, session_id: str, fence: Fence | None = None) -> RunPart:
         """The run's part of the next transaction (add to it, then `wake`)."""
         part = self._pending.get(run_id)
         if part is None:
-            part = self._pending[run_id] = RunPart(run_id, session_id)
+            part = self._pending[run_id] = RunPart(run_id, session_id, fence)
         return part
 
     def wake(self) -> None:
@@ -145,7 +151,7 @@ class EventWriter:
 
     async def _due(self) -> bool:
         """Return when pending parts should be written: at once when one is waited on (under load the next
-        transaction fills while one is in flight), else when the oldest has waited PERSIST_AFTER_S; says whether
+        transaction fills while one is in flight), else when the oldest has waited `persist_after_s`; says whether
         the parts nobody waits on are due. A timer that ends the wait counts as due even if it fired a little
         early (uvloop's timers have millisecond steps on a cached clock): re-checking the clock instead found
         nothing due and spun, or waited for the next wake."""
@@ -153,7 +159,7 @@ class EventWriter:
         if not background:
             await asyncio.sleep(0)
             return False
-        delay = min(background) + PERSIST_AFTER_S - time.monotonic()
+        delay = min(background) + self.persist_after_s - time.monotonic()
         due = delay <= 0
         if not due and not self._urgent.is_set() and len(background) == len(self._pending):
             try:
@@ -166,8 +172,8 @@ class EventWriter:
     async def _write(self, parts: list[RunPart]) -> None:
         try:
             async with self.database.transaction(inline=True) as session:
-                await _store(session, parts)
-            saved = parts
+                refused = await _store(session, parts)
+            saved = self._refuse(parts, refused)
         except Exception as batch_error:  # retry run by run: one run's failure must not cost the others their events
             if len(parts) > 1:  # a bad row, or a statement that cannot take several runs: say so, it costs a lot
                 reason = str(batch_error).partition("\n")[0] or type(batch_error).__name__
@@ -176,8 +182,8 @@ class EventWriter:
             for part in parts:
                 try:
                     async with self.database.transaction(inline=True) as session:
-                        await _store(session, [part])
-                    saved.append(part)
+                        refused = await _store(session, [part])
+                    saved.extend(self._refuse([part], refused))
                 except Exception as exc:  # the database is down (or this run's rows are refused): report once
                     if part.run_id not in self._failed:
                         log.error("cannot persist events of run %s: %s", part.run_id, exc)
@@ -191,8 +197,29 @@ class EventWriter:
         except Exception as exc:  # other replicas fall back to their periodic re-read
             log.warning("saved events not announced: %s", exc)
 
+    def _refuse(self, parts: list[RunPart], refused: set[str]) -> list[RunPart]:
+        """The parts written; a refused one (its claim moved) is reported as the run's write failure."""
+        for part in parts:
+            if part.run_id in refused:
+                if part.run_id not in self._failed:
+                    log.warning("writes of run %s refused: its claim moved (interrupted or taken over)", part.run_id)
+                self._failed[part.run_id] = ClaimLost(part.run_id)
+        return [part for part in parts if part.run_id not in refused]
 
-async def _store(session: AsyncSession, parts: list[RunPart]) -> None:
+
+class ClaimLost(StoreError):
+    """A running run's writes were refused: it was interrupted or claimed by another worker meanwhile."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} moved: its writes are refused")
+        self.run_id = run_id
+
+
+async def _store(session: AsyncSession, parts: list[RunPart]) -> set[str]:
+    """Write the parts whose fence holds (checked first, under the runs' row locks); returns the refused ids."""
+    refused = await fenced_out(session, {part.run_id: part.fence for part in parts if part.fence is not None})
+    if refused:
+        parts = [part for part in parts if part.run_id not in refused]
     await store_items(session, [(part.run_id, part.recorded) for part in parts if part.recorded])
     for part in parts:
         for artifact in part.artifacts:
@@ -205,3 +232,4 @@ async def _store(session: AsyncSession, parts: list[RunPart]) -> None:
     ]
     await record_progress(session, progress)
     await store_final_writes(session, [(part.finish, part.events[-1].seq) for part in parts if part.finish])
+    return refused

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fleet_rlm.events import ErrorEvent, EventBase, TurnCancelled, TurnFailed, TurnFinished, TurnInterrupted
@@ -20,7 +21,7 @@ from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.recorder import RunRecorder
 from fleet_rlm.services.turns.recovery import TurnJobs
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
-from fleet_rlm.services.turns.sources import TurnReads, build_turn_request
+from fleet_rlm.services.turns.sources import TurnReads, build_turn_request, rebuild_turn
 from fleet_rlm.store.models import ChatSession, Run
 from fleet_rlm.store.repos import runs as runs_repo
 from fleet_rlm.store.repos.runs import FinalStatus
@@ -40,6 +41,28 @@ async def execute_run(
 ) -> None:
     """`chat` and `reads` are what `start` read with the run (the session row, `sources.TurnReads`): the turn
     reaches the runtime without another read. `request` is a resumed run's (services/turns/resume.py)."""
+
+    async def build() -> tuple[TurnRequest, TurnReads]:
+        return (request if request is not None else build_turn_request(service, caller, run, data, chat, reads)), reads
+
+    await _execute(service, run, token, build)
+
+
+async def execute_queued_run(service: RunDeps, run: Run, token: CancelToken) -> None:
+    """A run a queue worker claimed: its request is rebuilt from the database (`sources.rebuild_turn`: the input
+    kept with the run, its workspace, the caller's LM profiles and keys, program versions, held sources)."""
+
+    async def build() -> tuple[TurnRequest, TurnReads]:
+        async with service.database.session() as session:
+            caller, data, chat, reads = await rebuild_turn(session, service.settings, run)
+        return build_turn_request(service, caller, run, data, chat, reads), reads
+
+    await _execute(service, run, token, build)
+
+
+async def _execute(
+    service: RunDeps, run: Run, token: CancelToken, build: Callable[[], Awaitable[tuple[TurnRequest, TurnReads]]]
+) -> None:
     telemetry = service.telemetry
     trace = telemetry.start_run(run_id=run.id, session_id=run.session_id, user_id=run.user_id) if telemetry else None
     recorder = RunRecorder(
@@ -50,6 +73,7 @@ async def execute_run(
         user_id=run.user_id,
         observer=trace.observe if trace is not None else None,
         last_seq=run.last_seq,
+        fence=(run.owner, run.claim_epoch) if run.owner else None,  # every write proves the claim still holds
     )
     job = Job(
         TurnJobs(service.database, service.bus),
@@ -61,17 +85,17 @@ async def execute_run(
         on_cancel=lambda: token.cancel("cancelled by request"),  # a cancel that reached the database, not the bus
     )
     result: TurnResult
+    built: tuple[TurnRequest, TurnReads] | None = None
     try:
-        async with job.running(claimed=True):  # TurnService.start created the run running, owned here
+        async with job.running(claimed=True):  # created running here (inline), or claimed by this queue worker
             if trace is not None and trace.sampled:
                 async with service.database.transaction() as session:
                     await runs_repo.set_run_trace(
                         session, run_id=run.id, trace_id=trace.trace_id, span_id=trace.span_id
                     )
-            if request is None:
-                request = build_turn_request(service, caller, run, data, chat, reads)
+            built = await build()
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(service.threads, service.runtime.run_turn, request, recorder, token)
+            result = await loop.run_in_executor(service.threads, service.runtime.run_turn, built[0], recorder, token)
     except Exception as exc:  # the runtime reports its own failures; this is everything around it
         log.exception("run %s failed outside the runtime", run.id)
         error = {"code": getattr(exc, "code", "internal_error"), "message": str(exc) or type(exc).__name__}
@@ -81,13 +105,11 @@ async def execute_run(
     await recorder.close()
     if not result.usage and recorder.usage:  # failed outside the runtime: report what was spent so far
         result.usage = recorder.usage
-    added = (
-        added_rows(
-            request.sources, recorder.loaded, session_id=run.session_id, run_id=run.id, turn_index=reads.turn_index
-        )
-        if request is not None
-        else []
-    )  # what the turn loaded joins the session, whatever its outcome (the user gave it to the session)
+    added: list[dict[str, Any]] = []  # what the turn loaded joins the session, whatever its outcome
+    if built is not None:  # (the user gave it to the session)
+        request, reads = built
+        index = reads.index_of(run.turn_id)
+        added = added_rows(request.sources, recorder.loaded, session_id=run.session_id, run_id=run.id, turn_index=index)
     if run.id in service.interrupting and result.status != "succeeded":  # stopped by a server shutdown
         envelope = {"run_id": run.id, "session_id": run.session_id, "actor": "runner"}
         interrupted = TurnInterrupted(**envelope, reason=SHUTDOWN_REASON)

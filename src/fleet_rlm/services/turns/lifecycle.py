@@ -94,27 +94,31 @@ def warm(runtime: Runtime) -> None:
 
 @asynccontextmanager
 async def turn_machinery(
-    settings: Settings, database: Database, runtime: Runtime | None = None
+    settings: Settings, database: Database, runtime: Runtime | None = None, *, worker: bool = False
 ) -> AsyncIterator[Machinery]:
-    """Start everything turns need; `runtime` replaces the real TurnRuntime (tests, scripted demos)."""
+    """Start everything turns need; `runtime` replaces the real TurnRuntime (tests, scripted demos). An API server
+    with queue execution runs no turns (`fleet-rlm worker`s do, `worker=True`): its runtime is never warmed and
+    only answers what the API asks of sandboxes in this process."""
     bus = make_bus(settings)
     await bus.start()
     programs = await make_programs(database)  # promoted optimized programs, used by new turns
+    executes = worker or settings.execution == "inline"
     if runtime is None:
-        runtime = make_runtime(settings, programs)
-    # Warm after startup completes, so the imports do not compete with it for the GIL.
-    asyncio.get_running_loop().call_later(1.0, warm, runtime)
+        runtime = make_runtime(settings if executes else settings.model_copy(update={"turn_processes": 0}), programs)
+    if executes:  # warm after startup completes, so the imports do not compete with it for the GIL
+        asyncio.get_running_loop().call_later(1.0, warm, runtime)
     telemetry = make_telemetry(settings)
     service = TurnService(settings, database, bus, runtime, telemetry=telemetry)
     optimization = make_optimization(settings, database, bus, programs, owner=service.owner)
     # one sweeper for every kind of job: dead-owner or stale runs become interrupted, at startup and periodically
     turn_jobs = TurnJobs(database, bus, active=service.tokens)
-    turn_jobs.resume, turn_jobs.why_not = service.resume, service.not_resumable  # orphaned runs continue here
+    if executes:  # orphaned runs continue in a process that runs turns (an API server on the queue interrupts them)
+        turn_jobs.resume, turn_jobs.why_not = service.resume, service.not_resumable
     kinds: list[JobKind] = [turn_jobs, optimization.jobs]
-    owner, stale_after_s = service.owner, settings.run_stale_after_s
-    await sweep(database, kinds, current_owner=owner, stale_after_s=stale_after_s)
+    owner, stale_after_s, queue = service.owner, settings.run_stale_after_s, settings.execution == "queue"
+    await sweep(database, kinds, current_owner=owner, stale_after_s=stale_after_s, queue=queue)
     sweeper = asyncio.get_running_loop().create_task(
-        sweep_forever(database, kinds, current_owner=owner, stale_after_s=stale_after_s)
+        sweep_forever(database, kinds, current_owner=owner, stale_after_s=stale_after_s, queue=queue)
     )
     try:
         yield Machinery(bus, programs, runtime, service, optimization, telemetry)

@@ -13,6 +13,7 @@ hands it to `finish()` with the run's final status and answer, which the writer 
 spent up to then. The runtime's LM recordings (`record_lm`) ride the same path and are stored with the events
 they arrive with; an `artifact_created` event gets its artifact's id here and the artifact row is written with
 it. The root turn's `context_loaded` events are kept (`loaded`): the sources the turn added join the session.
+Every part it hands the writer carries the run's claim (`fence`), so a recorder whose run moved writes nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from fleet_rlm.services.live.codec import numbered
 from fleet_rlm.services.turns.event_writer import EventWriter
 from fleet_rlm.services.turns.final_writes import FinalWrites
 from fleet_rlm.store.repos.events import NumberedEvent
+from fleet_rlm.store.repos.runs import Fence
 from fleet_rlm.store.types import new_id
 
 
@@ -44,8 +46,10 @@ class RunRecorder:
         user_id: str | None = None,
         observer: Callable[[EventBase], None] | None = None,
         last_seq: int = 0,
+        fence: Fence | None = None,
     ) -> None:
         self.writer = writer
+        self.fence = fence  # (owner, claim epoch) of the run while this recorder writes it
         self.observer = observer  # sees every recorded event but the terminal one, in order (the run's trace)
         self.user_id = user_id
         self.bus = bus
@@ -90,7 +94,7 @@ class RunRecorder:
         and everything still waiting in one transaction, then deliver it; False when that transaction failed
         (nothing of it is delivered)."""
         await self.close()
-        part = self.writer.part(self.run_id, self.session_id)
+        part = self.writer.part(self.run_id, self.session_id, self.fence)
         self.last_seq += 1
         row, body = numbered(terminal, self.last_seq)
         part.events.append(NumberedEvent(self.run_id, self.last_seq, row))
@@ -110,7 +114,7 @@ class RunRecorder:
     def _accept(self, item: EventBase | RecordedItem) -> None:
         if self.closed:
             return
-        part = self.writer.part(self.run_id, self.session_id)
+        part = self.writer.part(self.run_id, self.session_id, self.fence)
         if not isinstance(item, EventBase):
             part.recorded.append(item)
             self.writer.wake()

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fleet_rlm.events import TurnInterrupted, event_to_json, with_seq
+from fleet_rlm.events import EventBase, TurnCancelled, TurnInterrupted, event_to_json, with_seq
 from fleet_rlm.services.jobs.sweep import JobRow, Orphaned
 from fleet_rlm.services.jobs.table import TableJobs
 from fleet_rlm.services.live.bus import LocalBus
@@ -51,7 +51,13 @@ class TurnJobs(TableJobs):
         async with database.session() as session:
             runs = await runs_repo.list_unfinished_runs(session)
         return [
-            JobRow(id=r.id, owner=r.owner, beat_at=r.heartbeat_at or r.created_at, session_id=r.session_id)
+            JobRow(
+                id=r.id,
+                owner=r.owner,
+                beat_at=r.heartbeat_at or r.created_at,
+                session_id=r.session_id,
+                queued=r.status == "queued",
+            )
             for r in runs
         ]
 
@@ -73,14 +79,28 @@ class TurnJobs(TableJobs):
 async def interrupt_run(database: Database, bus: LocalBus, *, run_id: str, session_id: str, reason: str) -> bool:
     """Mark one unfinished run interrupted with its turn_interrupted event; False if it finished meanwhile."""
     event = TurnInterrupted(run_id=run_id, session_id=session_id, actor="runner", reason=reason)
+    ended = await end_run(database, bus, event, status="interrupted", error={"code": "interrupted", "message": reason})
+    if ended:
+        log.warning("run %s interrupted: %s", run_id, reason)
+    return ended
+
+
+async def cancel_unstarted_run(database: Database, bus: LocalBus, *, run_id: str, session_id: str) -> bool:
+    """End a queued run that no worker will start (its job was cancelled before one took it) as cancelled."""
+    event = TurnCancelled(run_id=run_id, session_id=session_id, actor="runner", reason="cancelled by request")
+    return await end_run(database, bus, event, status="cancelled")
+
+
+async def end_run(
+    database: Database, bus: LocalBus, event: EventBase, *, status: str, error: dict[str, Any] | None = None
+) -> bool:
+    """Move an unfinished run to a final `status` with its terminal `event`, written by no runner of its own (the
+    sweeper, a shutdown, a cancel of a queued run); False if it finished meanwhile."""
     try:
         async with database.transaction() as session:
-            await runs_repo.set_run_status(
-                session, run_id=run_id, status="interrupted", error={"code": "interrupted", "message": reason}
-            )
-            (row,) = await append_events(session, run_id=run_id, events=[to_new_event(event)])
+            await runs_repo.set_run_status(session, run_id=event.run_id, status=status, error=error)
+            (row,) = await append_events(session, run_id=event.run_id, events=[to_new_event(event)])
     except InvalidTransitionError:
         return False
-    await bus.publish(run_id, session_id, [event_to_json(with_seq(event, row.seq))])
-    log.warning("run %s interrupted: %s", run_id, reason)
+    await bus.publish(event.run_id, event.session_id, [event_to_json(with_seq(event, row.seq))])
     return True

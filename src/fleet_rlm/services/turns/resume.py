@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from fleet_rlm.runtime.contracts import CancelToken
-from fleet_rlm.runtime.lm_exchange import LMExchange
 from fleet_rlm.runtime.repl_snapshots import ReplRestore, ResumePoint
+from fleet_rlm.services.recordings import as_exchanges
 from fleet_rlm.services.turns.executor import execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.services.turns.run_deps import Caller, RunDeps
@@ -122,21 +122,7 @@ async def _resume_point(s: Any, run_id: str, stored: list[Any], snapshots: list[
     texts = await snapshots_repo.blob_texts(s, hashes=set(snapshot.variables.values()))
     values = {name: texts[h] for name, h in snapshot.variables.items() if h in texts}
     missing = {name: "its value was not stored" for name, h in snapshot.variables.items() if h not in texts}
-    exchanges = tuple(
-        LMExchange(
-            seq=e.seq,
-            role=e.role,
-            actor=e.actor,
-            depth=e.depth,
-            request_hash=e.request_hash,
-            request=e.request,
-            response=e.response,
-            error=e.error,
-            truncated=e.truncated,
-            lm_params=e.lm_params,
-        )
-        for e in stored
-    )
+    exchanges = tuple(as_exchanges(stored))
     restore = ReplRestore(values, {**dict(snapshot.skipped), **missing}, "resume", run_id, last)
     cells = tuple(dict(by_iteration[i].cell) for i in range(1, last + 1))
     return ResumePoint(cells, restore, exchanges, first_seq=max((e.seq for e in stored), default=0) + 1)

@@ -1,7 +1,8 @@
-"""Start, cancel and follow turns. One instance per app; it owns the threads turns run on.
+"""Start, cancel and follow turns. One instance per app (and per queue worker); it owns the threads turns run on.
 
-Starting a turn writes its run (already running, claimed by this server) and the user's turn in one
-transaction, then executes it in the background (`executor.execute_run`): the request that started it only
+Starting a turn writes its run (inline: already running, claimed by this server; queue: `queued`, with its job,
+for a `fleet-rlm worker` to claim, `queued.py`) and the user's turn in one transaction, then executes it in the
+background (`executor.execute_run`): the request that started it only
 follows the run's events, so a client that drops its connection does not stop the run, and any client may
 resume following it.
 """
@@ -23,10 +24,11 @@ from fleet_rlm.services.jobs.heartbeat import Heartbeats
 from fleet_rlm.services.jobs.owner import process_owner
 from fleet_rlm.services.live.bus import LocalBus
 from fleet_rlm.services.preferences import user_turn_settings
+from fleet_rlm.services.turns import queued
 from fleet_rlm.services.turns.event_writer import EventWriter
-from fleet_rlm.services.turns.executor import execute_run
+from fleet_rlm.services.turns.executor import execute_queued_run, execute_run
 from fleet_rlm.services.turns.inputs import TurnInput
-from fleet_rlm.services.turns.recovery import TurnJobs
+from fleet_rlm.services.turns.recovery import TurnJobs, cancel_unstarted_run
 from fleet_rlm.services.turns.resume import resume_run
 from fleet_rlm.services.turns.run_deps import SHUTDOWN_REASON, Caller, RunDeps
 from fleet_rlm.services.turns.sources import TurnReads, read_turn_inputs
@@ -88,6 +90,7 @@ class TurnService:
         )
         self.telemetry = telemetry
         self.interrupting = self.deps.interrupting
+        self.queued = settings.execution == "queue"  # start defers turns to `fleet-rlm worker`s (services/queue)
         bus.on_cancel(self._on_cancel)
 
     async def start(self, caller: Caller, *, session_id: str, data: TurnInput, idempotency_key: str | None) -> Run:
@@ -107,7 +110,7 @@ class TurnService:
             run, created = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
         except (_Raced, IntegrityError):  # a concurrent start won the key or the turn index: its run decides
             run, created = await self._create(caller, session_id=session_id, data=data, idempotency_key=idempotency_key)
-        if created is None:  # an earlier run of this Idempotency-Key
+        if created is None or self.queued:  # an earlier run of this Idempotency-Key, or one a worker will run
             return run
         chat, reads = created
         if run.execution_mode == "rlm":  # its sandbox starts while the turn's request is built (runtime.prepare)
@@ -151,13 +154,14 @@ class TurnService:
                 session, self.settings, user_id=caller.user_id, session_id=session_id, data=data, chat=chat
             )
             run_id = new_id()
+            previous_run_id = chat.last_run_id
             turn = await turns_repo.add_turn(session, session_id=session_id, user_message=data.content, run_id=run_id)
             try:
                 run, created = await runs_repo.create_run(
                     session,
                     run_id=run_id,
                     turn_id=turn.id,
-                    owner=self.owner,  # claimed here: this server executes it at once
+                    owner=None if self.queued else self.owner,  # inline: claimed here, executed at once
                     user_id=caller.user_id,
                     session_id=session_id,
                     execution_mode=data.execution_mode or defaults.default_mode,
@@ -176,14 +180,36 @@ class TurnService:
                     code="turn_already_running",
                     details={"run_id": active},
                 )
-            await snapshots_repo.save_request(  # what a resume rebuilds the turn from (services/turns/resume.py)
+            await snapshots_repo.save_request(  # what a resume or a queue worker rebuilds the turn from
                 session, run_id=run.id, workspace_id=caller.workspace_id, turn_input=data.model_dump(mode="json")
             )
+            if self.queued:  # its job is committed with the run: queued exactly when a worker can take it
+                queued_event = await queued.defer_turn(
+                    session, self.settings, run_id=run.id, session_id=session_id, previous_run_id=previous_run_id
+                )
             chat.last_run_id = run.id  # `chat` is this transaction's row: one UPDATE at the flush, no re-read
             if not chat.title.strip():  # an untitled session is named after its first task
                 chat.title = title_from_task(data.content)
             await session.flush()
+        if self.queued:  # followers that subscribed before the commit (a session's watchers) see it wait
+            await self.bus.publish(run.id, session_id, [queued_event])
         return run, (chat, reads)
+
+    async def claim_queued(self, run_id: str) -> tuple[asyncio.Task[None], CancelToken] | None:
+        """Worker side: claim a queued run for this process and execute it here (its request rebuilt from the
+        database); returns its task and cancel token, or None when the run is not queued any more."""
+        async with self.database.transaction() as session:
+            run = await queued.claim(session, run_id=run_id, owner=self.owner)
+        if run is None:
+            return None
+        token = CancelToken()
+        if run.cancel_requested_at is not None:  # cancelled between the job's start and the claim
+            token.cancel("cancelled by request")
+        self.tokens[run.id] = token
+        task = asyncio.get_running_loop().create_task(execute_queued_run(self.deps, run, token), name=f"run-{run_id}")
+        self.tasks[run.id] = task
+        task.add_done_callback(lambda _task: self._forget(run_id))
+        return task, token
 
     def _prepare(self, session_id: str, workspace_id: str) -> None:
         try:
@@ -223,6 +249,9 @@ class TurnService:
                     code="run_finished",
                     action="start a new turn instead; the run's answer and events stay readable",
                 )
+            unstarted = self.queued and await queued.abort_turn(session, run_id=run_id)
+        if unstarted:  # its job was cancelled before a worker took it: nobody else will end the run
+            await cancel_unstarted_run(self.database, self.bus, run_id=run_id, session_id=run.session_id)
         await self.bus.announce_cancel(run_id)
         async with self.database.session() as session:
             refreshed = await runs_repo.get_run(session, run_id=run_id)

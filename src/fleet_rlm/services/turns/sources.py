@@ -20,6 +20,7 @@ from fleet_rlm.mcp_servers import McpServerSpec
 from fleet_rlm.optimize.programs_db import program_pins
 from fleet_rlm.runtime.contracts import ContextSource, HistoryTurn, TurnOptions, TurnRequest
 from fleet_rlm.runtime.repl_snapshots import ReplRestore
+from fleet_rlm.sandbox import ensure_roots
 from fleet_rlm.services.lms import UserLMConfig, load_config, session_profile_of, turn_lm_provider
 from fleet_rlm.services.mcp_servers import turn_specs
 from fleet_rlm.services.snapshots import fork_restore
@@ -28,7 +29,10 @@ from fleet_rlm.services.turns.inputs import TurnInput
 from fleet_rlm.store.models import Attachment, ChatSession, Run, SessionSource, Turn
 from fleet_rlm.store.repos import attachments as attachments_repo
 from fleet_rlm.store.repos import session_sources as session_sources_repo
+from fleet_rlm.store.repos import sessions as sessions_repo
+from fleet_rlm.store.repos import snapshots as snapshots_repo
 from fleet_rlm.store.repos import turns as turns_repo
+from fleet_rlm.store.repos import workspaces as workspaces_repo
 
 if TYPE_CHECKING:
     from fleet_rlm.services.turns.run_deps import Caller, RunDeps
@@ -71,6 +75,11 @@ class TurnReads:
         """The index the started turn gets (its INSERT computes the same: one more than the last)."""
         return max((turn.index for turn in self.turns), default=-1) + 1
 
+    def index_of(self, turn_id: str | None) -> int:
+        """The run's turn's index: its row when these were read after it was added (a queued or resumed run's
+        rebuild), else the index it gets (`turn_index`)."""
+        return next((turn.index for turn in self.turns if turn.id == turn_id), self.turn_index)
+
 
 async def read_turn_inputs(
     session: AsyncSession,
@@ -102,6 +111,30 @@ async def read_turn_inputs(
         held=tuple(await session_sources_repo.list_sources(session, session_id=session_id)),
         restore=await fork_restore(session, chat, turns) if chat is not None else None,
     )
+
+
+async def rebuild_turn(
+    session: AsyncSession, settings: Settings, run: Run
+) -> tuple[Caller, TurnInput, ChatSession, TurnReads]:
+    """What `start` had in hand, read back from the database for a run a queue worker claimed (the job carries the
+    run id only): the input kept with the run (`run_requests`), its workspace, the session, `read_turn_inputs`."""
+    from fleet_rlm.services.turns.run_deps import Caller
+
+    chat = await sessions_repo.get_session(session, user_id=run.user_id, session_id=run.session_id)
+    kept = await snapshots_repo.get_request(session, run_id=run.id)
+    if chat is None or kept is None:
+        raise NotFound(f"the session or input of run {run.id} is gone", code="run_input_missing")
+    workspace = await workspaces_repo.get_workspace(session, user_id=run.user_id, workspace_id=kept.workspace_id)
+    if workspace is None:
+        raise NotFound(f"the workspace of run {run.id} is gone", code="run_input_missing")
+    data = TurnInput.model_validate(kept.turn_input)
+    reads = await read_turn_inputs(
+        session, settings, user_id=run.user_id, session_id=run.session_id, data=data, chat=chat
+    )
+    # the workspace under this machine's data dir (the API's path may be another mount of the same shared tree)
+    roots = ensure_roots(settings.workspaces_dir, workspace.id)
+    caller = Caller(user_id=run.user_id, workspace_id=workspace.id, workspace_dir=roots.host_root)
+    return caller, data, chat, reads
 
 
 def build_turn_request(

@@ -19,7 +19,7 @@ from fleet_rlm.store.models.optimize import (
     ProgramVersion,
 )
 from fleet_rlm.store.models.recordings import LMBlob, LMRecording, ReplaySet, RunRecording
-from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, Run, RunEvent, TraceFeedback
+from fleet_rlm.store.models.runs import OUTCOMES, RATINGS, QueueWorker, Run, RunEvent, TraceFeedback
 from fleet_rlm.store.models.snapshots import ReplBlob, RunReplSnapshot, RunRequest
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "OptimizationRun",
     "ProgramPromotion",
     "ProgramVersion",
+    "QueueWorker",
     "ReplBlob",
     "ReplaySet",
     "RoleBinding",

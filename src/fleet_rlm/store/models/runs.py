@@ -44,6 +44,7 @@ class Run(StoreModel, table=True):
     stop_reason: str | None = str_field(64, default=None, nullable=True)
     execution_mode: str = str_field(16, default="auto")
     owner: str | None = str_field(255, default=None, nullable=True)
+    claim_epoch: int = int_field(default=0)  # bumped by every claim; a running run's writes carry (owner, epoch)
     idempotency_key: str | None = str_field(255, default=None, nullable=True)
     input_fingerprint: str | None = str_field(128, default=None, nullable=True)
     program_version: str | None = str_field(255, default=None, nullable=True)
@@ -67,6 +68,20 @@ class Run(StoreModel, table=True):
         in_check("status", tuple(RunStatus), name="status"),
         in_check("outcome", OUTCOMES, name="outcome"),
     )
+
+
+class QueueWorker(StoreModel, table=True):
+    """A `fleet-rlm worker` process on the job queue (queue execution on Postgres): its turn slots and the
+    Procrastinate worker row whose heartbeat says it is alive. Written when it starts, deleted when it stops."""
+
+    __tablename__ = "queue_workers"
+
+    name: str = Field(primary_key=True, max_length=255, sa_type=sa.String(255))
+    queue_worker_id: int | None = int_field(default=None, nullable=True, big=True)  # procrastinate_workers.id, turns
+    optimization_worker_id: int | None = int_field(default=None, nullable=True, big=True)  # ... of its optimizations
+    turn_slots: int = int_field(default=1)
+    optimization_slots: int = int_field(default=1)
+    started_at: datetime = created_field()
 
 
 class RunEvent(StoreModel, table=True):

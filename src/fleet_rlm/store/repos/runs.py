@@ -40,8 +40,7 @@ async def create_run(
     owner: str | None = None,
 ) -> tuple[Run, bool]:
     """Create a queued run — or, with an `owner`, one already running and claimed by it (a turn its server
-    executes at once: the claim `set_run_status(..., "running")` would make, in the same INSERT); returns
-    (run, created).
+    executes at once: the claim `claim_run` would make, epoch 1, in the same INSERT); returns (run, created).
 
     With an `idempotency_key` already used by this user: the earlier run is returned with created=False
     when the fingerprints match, else IdempotencyConflictError is raised.
@@ -61,6 +60,7 @@ async def create_run(
     if owner is not None:
         now = utcnow()
         row.status, row.owner, row.started_at, row.heartbeat_at = RunStatus.RUNNING.value, owner, now, now
+        row.claim_epoch = 1
     if idempotency_key is None:
         session.add(row)
         await session.flush()
@@ -203,6 +203,46 @@ async def set_run_status(
     raise InvalidTransitionError(run_id, current.status, status)
 
 
+async def claim_run(session: AsyncSession, *, run_id: str, owner: str) -> Run:
+    """Move a queued run to running, owned by `owner`, with a new claim epoch (one UPDATE ... RETURNING); every
+    later write of the run is fenced by that (owner, epoch). Raises InvalidTransitionError when it is not queued
+    (cancelled meanwhile, or claimed already)."""
+    values = _status_values(RunStatus.RUNNING, utcnow(), owner=owner)
+    result: Any = await session.execute(
+        update(Run)
+        .where(col(Run.id) == run_id, col(Run.status) == RunStatus.QUEUED.value)
+        .values(**values, claim_epoch=col(Run.claim_epoch) + 1)
+        .returning(Run)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+    run: Run | None = result.scalars().one_or_none()
+    if run is not None:
+        return run
+    current = await session.get(Run, run_id, populate_existing=True)
+    if current is None:
+        raise NotFoundError("run", run_id)
+    raise InvalidTransitionError(run_id, current.status, RunStatus.RUNNING.value)
+
+
+Fence = tuple[str, int]
+"""(owner, claim epoch) of a running run: what its writer proves before each write."""
+
+
+async def fenced_out(session: AsyncSession, fences: dict[str, Fence]) -> set[str]:
+    """Lock the rows of `fences`' runs for this transaction (Postgres; SQLite has one writer) and return the ids
+    whose claim moved: no longer running, or claimed by another owner or epoch. Their writes must be refused; an
+    interrupt or a takeover that committed first made them stale, one that comes later waits for this commit."""
+    if not fences:
+        return set()
+    rows = await session.execute(_FENCE_CHECK, {"b_ids": sorted(fences)})
+    current = {str(row[0]): (row[1], row[2], row[3]) for row in rows}
+    return {
+        run_id
+        for run_id, (owner, epoch) in fences.items()
+        if current.get(run_id) != (RunStatus.RUNNING.value, owner, epoch)
+    }
+
+
 @dataclass(frozen=True)
 class FinalStatus:
     """A finishing run's final status and what goes with it (`set_run_status`'s arguments, as data)."""
@@ -281,6 +321,12 @@ async def record_progress(session: AsyncSession, progress: Collection[tuple[str,
 _RUNS: Any = Run.__table__  # type: ignore[attr-defined]
 _FINAL_CHECK = sa_select(_RUNS.c.id, _RUNS.c.status, _RUNS.c.last_seq).where(
     _RUNS.c.id.in_(bindparam("b_ids", expanding=True))
+)
+_FENCE_CHECK = (
+    sa_select(_RUNS.c.id, _RUNS.c.status, _RUNS.c.owner, _RUNS.c.claim_epoch)
+    .where(_RUNS.c.id.in_(bindparam("b_ids", expanding=True)))
+    .order_by(_RUNS.c.id)  # one lock order for every writer
+    .with_for_update()
 )
 _SEQ = update(_RUNS).where(_RUNS.c.id == bindparam("b_run")).values(last_seq=bindparam("b_seq"))
 _SEQ_AND_USAGE = _SEQ.values(  # `status IN (...)` spelled as ORs: an IN's expanding parameter refuses executemany
@@ -369,11 +415,12 @@ async def list_unfinished_runs(session: AsyncSession, *, limit: int = 1000) -> l
 
 async def take_over_run(session: AsyncSession, *, run_id: str, owner: str, previous_owner: str | None) -> Run | None:
     """Claim a running run whose owner died for `owner` (fenced on the owner it had: of two servers resuming it,
-    one wins); the run with its new owner, or None when it moved meanwhile."""
+    one wins), with a new claim epoch: the old owner's writes, should it wake, are refused by both; the run with
+    its new owner, or None when it moved meanwhile."""
     result: Any = await session.execute(
         update(Run)
         .where(col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING, col(Run.owner) == previous_owner)
-        .values(owner=owner, heartbeat_at=utcnow())
+        .values(owner=owner, heartbeat_at=utcnow(), claim_epoch=col(Run.claim_epoch) + 1)
         .returning(Run)
         .execution_options(synchronize_session=False, populate_existing=True)
     )

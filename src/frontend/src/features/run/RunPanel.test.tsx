@@ -27,6 +27,13 @@ describe("RunPanel", () => {
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
   });
 
+  it("shows a queued run as queued, waiting for a worker, and still offers Stop", () => {
+    renderPanel({ connection: "live", error: null }, [ev("turn_queued", { queue: "turns" })]);
+    expect(screen.getByTestId("run-phase").textContent).toBe("queued");
+    expect(screen.getByRole("status").textContent).toContain("queued: waiting for a worker");
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+  });
+
   it("renders the final answer as sanitized Markdown and offers feedback", async () => {
     const { container } = renderPanel({ connection: "ended", error: null }, [
       ev("turn_started"),

@@ -59,7 +59,7 @@ export function RunPanel({ view, showSteps = true, onRetry, outcome: serverOutco
           <Markdown text={timeline.answer} />
         </div>
       )}
-      {timeline.summary && <p className="muted">Summary: {timeline.summary}</p>}
+      {timeline.summary && timeline.answer === null && <p className="muted">Summary: {timeline.summary}</p>}
       <Artifacts items={timeline.artifacts} />
       {runId && !running && timeline.answer !== null && <Feedback runId={runId} />}
     </section>

@@ -1,10 +1,10 @@
-// The honest status of a run: succeeded, partial (a budget or the time limit stopped it, named), failed,
+// The honest status of a run: queued (waiting for a worker), running, succeeded, partial (a budget or the time limit stopped it, named), failed,
 // cancelled or interrupted. The server says complete|partial (turn_finished.outcome / the run's outcome, with
 // stop_reason); older runs without it are read from the events (a root-level budget_exhausted).
 import type { FleetEvent } from "../../lib/api/events.gen";
 import type { Timeline } from "../../lib/events/types";
 
-export type Outcome = "pending" | "running" | "idle" | "succeeded" | "partial" | "failed" | "cancelled" | "interrupted";
+export type Outcome = "pending" | "queued" | "running" | "idle" | "succeeded" | "partial" | "failed" | "cancelled" | "interrupted";
 
 export interface OutcomeInfo {
   outcome: Outcome;
@@ -13,10 +13,10 @@ export interface OutcomeInfo {
 }
 
 export const OUTCOME_LABEL: Record<Outcome, string> = {
-  idle: "idle", pending: "loading…", running: "running", succeeded: "succeeded", partial: "partial", failed: "failed", cancelled: "cancelled", interrupted: "interrupted",
+  idle: "idle", pending: "loading…", queued: "queued", running: "running", succeeded: "succeeded", partial: "partial", failed: "failed", cancelled: "cancelled", interrupted: "interrupted",
 };
 export const OUTCOME_BADGE: Record<Outcome, string> = {
-  idle: "", pending: "", running: "", succeeded: "ok", partial: "warn", failed: "err", cancelled: "warn", interrupted: "err",
+  idle: "", pending: "", queued: "", running: "", succeeded: "ok", partial: "warn", failed: "err", cancelled: "warn", interrupted: "err",
 };
 
 const BUDGET_NAME: Record<string, string> = {
@@ -31,6 +31,9 @@ export function budgetText(budget: string, used: number, limit: number): string 
 }
 
 export function runOutcome(timeline: Timeline, events: FleetEvent[], serverOutcome?: string | null, serverReason?: string | null): OutcomeInfo {
+  if (timeline.phase === "running" && events.some((e) => e.type === "turn_queued") && !events.some((e) => e.type === "turn_started")) {
+    return { outcome: "queued", reason: null }; // waits in the job queue for a worker (queue execution)
+  }
   if (timeline.phase !== "succeeded") return { outcome: timeline.phase, reason: null };
   const budget = events.find((e): e is Extract<FleetEvent, { type: "budget_exhausted" }> => e.type === "budget_exhausted" && e.depth === 0);
   const finished = events.find((e): e is Extract<FleetEvent, { type: "turn_finished" }> => e.type === "turn_finished");

@@ -4,6 +4,7 @@
  * Any event of a fleet-rlm run, discriminated by `type`. See docs/events.md.
  */
 export type FleetEvent =
+  | TurnQueued
   | TurnStarted
   | TurnFinished
   | TurnFailed
@@ -36,6 +37,48 @@ export type FleetEvent =
   | SandboxReset
   | SessionForked;
 
+/**
+ * The turn waits in the job queue for a worker (queue execution); turn_started follows when one takes it.
+ */
+export interface TurnQueued {
+  /**
+   * Who emitted it: `root`, `child:{child_id}`, `router`, `tools` or `runner`.
+   */
+  actor: string;
+  /**
+   * Recursion depth of the actor: 0 root, 1 child, ...
+   */
+  depth: number;
+  /**
+   * Unique id of this event (hex uuid).
+   */
+  id: string;
+  /**
+   * Id of the enclosing step or child (e.g. the child_id of a child's events).
+   */
+  parent_id: string | null;
+  /**
+   * The queue it waits in: `turns` (any worker) or `turns@<worker>` (the one holding its REPL).
+   */
+  queue: string;
+  /**
+   * Run this event belongs to.
+   */
+  run_id: string;
+  /**
+   * Position in the run's event log: dense and monotonic per run, assigned when persisted (0 means not yet persisted).
+   */
+  seq: number;
+  /**
+   * Session the run belongs to.
+   */
+  session_id: string;
+  /**
+   * When it happened (UTC, ISO 8601).
+   */
+  ts: string;
+  type: "turn_queued";
+}
 /**
  * The run began executing a turn (after it left the queue).
  */

@@ -772,7 +772,8 @@ export interface paths {
         };
         /**
          * Get Runtime Status
-         * @description Database, sandbox backend and pool, Daytona, your root model and your active turns.
+         * @description Database, sandbox backend and pool, Daytona, your root model and your active turns; with queue execution,
+         *     the job queue: its depth, stalled jobs and every worker's slots.
          */
         get: operations["getRuntimeStatus"];
         put?: never;
@@ -2567,6 +2568,72 @@ export interface components {
             already_current: boolean;
         };
         /**
+         * QueueStatus
+         * @description The job queue of queue execution (PostgreSQL): what to monitor.
+         */
+        QueueStatus: {
+            /** Reachable */
+            reachable: boolean;
+            /**
+             * Depth
+             * @description Waiting jobs per queue.
+             */
+            depth?: {
+                [key: string]: number;
+            };
+            /**
+             * Running
+             * @description Jobs being run by a worker.
+             * @default 0
+             */
+            running: number;
+            /**
+             * Stalled
+             * @description Running jobs whose worker stopped beating.
+             * @default 0
+             */
+            stalled: number;
+            /** Workers */
+            workers?: components["schemas"]["QueueWorkerStatus"][];
+            /** Error */
+            error?: string | null;
+        };
+        /**
+         * QueueWorkerStatus
+         * @description One `fleet-rlm worker` on the job queue.
+         */
+        QueueWorkerStatus: {
+            /**
+             * Name
+             * @description host:pid of the worker process.
+             */
+            name: string;
+            /**
+             * Alive
+             * @description Its queue heartbeat is fresher than FLEET_RUN_STALE_AFTER_S.
+             */
+            alive: boolean;
+            /**
+             * Last Heartbeat
+             * @description When it last beat (ISO 8601), if ever.
+             */
+            last_heartbeat: string | null;
+            /**
+             * Turn Slots
+             * @description Turns it runs at once (`--concurrency`).
+             */
+            turn_slots: number;
+            /** Turns Running */
+            turns_running: number;
+            /**
+             * Optimization Slots
+             * @description Optimization runs it runs at once (`--optimization-slots`).
+             */
+            optimization_slots: number;
+            /** Optimizations Running */
+            optimizations_running: number;
+        };
+        /**
          * RatedRunOut
          * @description Feedback with the run it rates: where it ran and what was asked and answered.
          */
@@ -2943,6 +3010,15 @@ export interface components {
              */
             turn_workers: number;
             tracing?: components["schemas"]["TracingStatus"];
+            /**
+             * Execution
+             * @description inline: turns run in the server; queue: on `fleet-rlm worker`s (FLEET_EXECUTION).
+             * @default inline
+             * @enum {string}
+             */
+            execution: "inline" | "queue";
+            /** @description The job queue (queue execution only). */
+            queue?: components["schemas"]["QueueStatus"] | null;
         };
         /** RuntimeValues */
         RuntimeValues: {

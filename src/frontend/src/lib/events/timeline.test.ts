@@ -15,6 +15,16 @@ describe("timeline reducer", () => {
     expect(once.input).toBe("hi");
   });
 
+  it("shows a queued turn waiting for a worker until a worker starts it", () => {
+    const queued = applyEvent(emptyTimeline("run1"), ev("turn_queued", { queue: "turns" }));
+    expect(queued.phase).toBe("running");
+    expect(queued.status).toBe("queued: waiting for a worker");
+    expect(queued.root).toHaveLength(0);
+    const started = applyEvent(queued, ev("turn_started", { input_preview: "hi" }));
+    expect(started.status).toBeNull();
+    expect(started.input).toBe("hi");
+  });
+
   it("ignores events of another run", () => {
     const t = applyEvent(emptyTimeline("run1"), ev("reasoning", { text: "x", run_id: "other" }));
     expect(t.root).toHaveLength(0);

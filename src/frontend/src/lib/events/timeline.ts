@@ -129,6 +129,7 @@ function place(items: TimelineItem[], event: FleetEvent): TimelineItem[] {
     case "summary":
     case "child_progress":
     case "child_end":
+    case "turn_queued":
     case "turn_started":
     case "turn_finished":
       return items;
@@ -166,9 +167,11 @@ function applyChildState(children: Record<string, ChildLane>, event: FleetEvent)
 
 function applyRunState(t: Timeline, event: FleetEvent): Timeline {
   switch (event.type) {
+    // a run its record already called final (replayed from the start) does not go back to running
+    case "turn_queued":
+      return FINAL_PHASES.has(t.phase) ? t : { ...t, phase: "running", status: "queued: waiting for a worker" };
     case "turn_started":
-      // a run its record already called final (replayed from the start) does not go back to running
-      return { ...t, phase: FINAL_PHASES.has(t.phase) ? t.phase : "running", startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
+      return { ...t, phase: FINAL_PHASES.has(t.phase) ? t.phase : "running", status: null, startedAt: event.ts, input: event.input_preview, turnId: event.turn_id ?? null };
     case "status":
       return { ...t, status: event.message };
     case "reasoning":

@@ -1,8 +1,8 @@
 """sessions.origin: who made a session (`user`, or `bench` for a generated one); generated ones are hidden from
 the default session list
 
-Revision ID: 0016_tidy
-Revises: 0015
+Revision ID: 0017
+Revises: 0016
 Create Date: 2027-01-20 10:00:00.000000
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016_tidy"
-down_revision: str | Sequence[str] | None = "0015"
+revision: str = "0017"
+down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
