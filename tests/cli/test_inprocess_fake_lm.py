@@ -173,6 +173,6 @@ def test_chat_keeps_an_attachment_for_later_turns_until_detached(tmp_path: Path)
     assert "NOTE-MARKER-77" not in by_turn["third question"]  # detached
     out = " ".join(chat.stdout.split())
     assert "notes.txt attachment" in out  # /sources: name and where it came from
-    assert "error[context_source_not_found]" in out and "give one of: notes.txt" in out
+    assert "error[context_source_not_found]" in out and "it holds: notes.txt" in out
     assert "removed notes.txt from the session's context" in out
     assert "this session holds no context yet" in out  # /sources after /detach

@@ -127,6 +127,8 @@ ALLOWED: dict[str, str] = {
     "runtime/mcp_client.py:_errlog": "a stdio MCP server's stderr log in <data_dir>/logs (host-only)",
     "services/share_redact.py": "resolves the data dir, workspace root and home only to redact them; opens nothing",
     "optimize/modules.py": "reads program instruction files bundled in the package",
+    "errors/catalog.py": "reads the error table bundled in the package",
+    "errors/scan.py": "scans the package's own source for raised error codes",
     "llm/pricing.py:cost_map": "reads the price map bundled in the installed LiteLLM package",
     "skills/cards_loader.py": "reads bundled skill cards",
     "sandbox/launcher.py": "host system paths for bwrap binds and /proc task counts; never a workspace path",
