@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -18,6 +19,23 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def server_env(database_url: str, data_dir: Path, lm_model: str, lm_base: str, **settings: str) -> dict[str, str]:
+    """The test process's environment without any FLEET_/DSPY_/OPENAI_ variable, plus a server on `database_url`
+    and `data_dir` using the fake LM at `lm_base` (no pool, no LM retries), plus `settings`."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "OPENAI_"))}
+    env.update(
+        FLEET_DATABASE_URL=database_url,
+        FLEET_DATA_DIR=str(data_dir),
+        FLEET_SANDBOX_POOL_SIZE="0",
+        FLEET_LM_NUM_RETRIES="0",
+        DSPY_LM_MODEL=lm_model,
+        DSPY_LM_API_BASE=lm_base,
+        DSPY_LLM_API_KEY="fake",
+    )
+    env.update(settings)
+    return env
 
 
 class ServerProcess:

@@ -7,7 +7,6 @@ planted provider key never shows in the server's stdout/stderr.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -21,7 +20,7 @@ import pytest
 
 from fleet_rlm.testing import FakeLMServer
 from tests.helpers import parse_sse
-from tests.reliability.server_process import ServerProcess, _free_port
+from tests.reliability.server_process import ServerProcess, _free_port, server_env
 from tests.security.harness import CANARY_SECRET, CellScript, files_containing, new_session, run_turn
 
 pytestmark = pytest.mark.slow
@@ -39,16 +38,13 @@ def test_kill_9_mid_turn_then_restart(
     tmp_path: Path, database_url: str, script: tuple[CellScript, FakeLMServer]
 ) -> None:
     cells, lm = script
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "OPENAI_"))}
-    env.update(
-        FLEET_DATABASE_URL=database_url,
-        FLEET_DATA_DIR=str(tmp_path / "data"),
-        FLEET_SANDBOX_POOL_SIZE="0",
+    env = server_env(
+        database_url,
+        tmp_path / "data",
+        lm.model,
+        lm.base_url,
         FLEET_RUN_HEARTBEAT_S="0.5",
         FLEET_RUN_STALE_AFTER_S="3",
-        FLEET_LM_NUM_RETRIES="0",
-        DSPY_LM_MODEL=lm.model,
-        DSPY_LM_API_BASE=lm.base_url,
         DSPY_LLM_API_KEY=CANARY_SECRET,
         OPENAI_API_KEY=CANARY_SECRET,
     )

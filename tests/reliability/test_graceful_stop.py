@@ -7,7 +7,6 @@ the run is interrupted with its usage so far, its events replay gap-free and the
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -20,7 +19,7 @@ import pytest
 
 from fleet_rlm.testing import FakeLMServer
 from tests.helpers import parse_sse
-from tests.reliability.server_process import ServerProcess, _free_port
+from tests.reliability.server_process import ServerProcess, _free_port, server_env
 from tests.security.harness import CellScript, new_session, run_turn
 
 pytestmark = pytest.mark.slow
@@ -46,17 +45,7 @@ def test_sigterm_refuses_new_turns_interrupts_running_ones_after_the_grace_and_e
     tmp_path: Path, database_url: str, script: tuple[CellScript, FakeLMServer]
 ) -> None:
     cells, lm = script
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "OPENAI_"))}
-    env.update(
-        FLEET_DATABASE_URL=database_url,
-        FLEET_DATA_DIR=str(tmp_path / "data"),
-        FLEET_SANDBOX_POOL_SIZE="0",
-        FLEET_LM_NUM_RETRIES="0",
-        FLEET_SHUTDOWN_GRACE_S=str(GRACE_S),
-        DSPY_LM_MODEL=lm.model,
-        DSPY_LM_API_BASE=lm.base_url,
-        DSPY_LLM_API_KEY="fake",
-    )
+    env = server_env(database_url, tmp_path / "data", lm.model, lm.base_url, FLEET_SHUTDOWN_GRACE_S=str(GRACE_S))
     log = tmp_path / "server.log"
     server = ServerProcess(env, log)
     server.start()

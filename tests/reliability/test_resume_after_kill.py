@@ -5,7 +5,6 @@ log stays gap-free with one terminal event."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -17,7 +16,7 @@ import httpx
 import pytest
 
 from fleet_rlm.testing import FakeLMServer
-from tests.reliability.server_process import ServerProcess, _free_port
+from tests.reliability.server_process import ServerProcess, _free_port, server_env
 from tests.security.harness import CellScript, new_session
 
 pytestmark = pytest.mark.slow
@@ -50,17 +49,8 @@ def test_kill_9_mid_turn_resumes_from_the_last_iteration(
     tmp_path: Path, database_url: str, script: tuple[CellScript, FakeLMServer]
 ) -> None:
     cells, lm = script
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("FLEET_", "DSPY_", "OPENAI_"))}
-    env.update(
-        FLEET_DATABASE_URL=database_url,
-        FLEET_DATA_DIR=str(tmp_path / "data"),
-        FLEET_SANDBOX_POOL_SIZE="0",
-        FLEET_RUN_HEARTBEAT_S="0.5",
-        FLEET_RUN_STALE_AFTER_S="3",
-        FLEET_LM_NUM_RETRIES="0",
-        DSPY_LM_MODEL=lm.model,
-        DSPY_LM_API_BASE=lm.base_url,
-        DSPY_LLM_API_KEY="fake-key-for-tests",
+    env = server_env(
+        database_url, tmp_path / "data", lm.model, lm.base_url, FLEET_RUN_HEARTBEAT_S="0.5", FLEET_RUN_STALE_AFTER_S="3"
     )
     server = ServerProcess(env, tmp_path / "server.log")
     server.start()
